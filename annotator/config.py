@@ -1,0 +1,123 @@
+"""The linker's settings: one frozen dataclass with the paper's defaults."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from annotator.errors import ConfigError
+
+MERGE_MODES = ("gerbil", "paper")
+POOLINGS = ("mean", "cls")
+
+
+@dataclass(frozen=True)
+class LinkerConfig:
+    """EntQA settings (defaults from the paper, section 2, and the original server).
+
+    Attributes:
+        encoder: base encoder: "all-MiniLM-L6-v2", "all-mpnet-base-v2" or a local Hugging Face folder.
+        passage_len: L, wordpieces per passage including [CLS] and [SEP].
+        stride: S, wordpieces between the starts of consecutive passages.
+        add_topic: append the document's first word (ψ_topic) to every passage.
+        max_topic_len: at most this many wordpieces of the topic word.
+        max_entity_len: wordpieces of title ⊕ description, [CLS]/[SEP] included (paper: 128).
+        top_k: K, candidates retrieved per passage (paper: 100).
+        top_spans: P, spans kept per candidate (paper: 3).
+        max_span_len: longest mention in wordpieces (original server: 10).
+        threshold: γ, keep a labelled span when p_rerank × p_span > γ (paper: 0.05).
+        pooling: retriever vector: "mean" over tokens (what the sentence encoders were trained with)
+            or the "cls" vector (the paper's P_1).
+        normalize: unit-length retriever vectors, so the inner product is a cosine.
+        score_scale: multiplies the retriever's inner product in the training loss (a temperature).
+        shared_towers: one encoder for passages and entities (halves the checkpoint).
+        merge: "gerbil" resolves same-span and overlapping predictions (one per span, best first);
+            "paper" only merges exact duplicates (s, t, e), as EntQA did.
+        index_type: faiss index for the KB: "flat" (exact inner product), "hnsw" or "ivfpq".
+        reader_batch_size: (passage, candidate) pairs per reader forward pass.
+        retriever_batch_size: texts per retriever forward pass.
+    """
+
+    encoder: str = "all-MiniLM-L6-v2"
+    passage_len: int = 32
+    stride: int = 16
+    add_topic: bool = True
+    max_topic_len: int = 4
+    max_entity_len: int = 128
+    top_k: int = 100
+    top_spans: int = 3
+    max_span_len: int = 10
+    threshold: float = 0.05
+    pooling: str = "mean"
+    normalize: bool = True
+    score_scale: float = 20.0
+    shared_towers: bool = False
+    merge: str = "gerbil"
+    index_type: str = "flat"
+    reader_batch_size: int = 256
+    retriever_batch_size: int = 256
+
+    def __post_init__(self) -> None:
+        if self.merge not in MERGE_MODES:
+            raise ConfigError(f"merge must be one of {MERGE_MODES}, got {self.merge!r}")
+        if self.pooling not in POOLINGS:
+            raise ConfigError(f"pooling must be one of {POOLINGS}, got {self.pooling!r}")
+        if not 3 <= self.passage_len or not 1 <= self.stride <= self.passage_len - 2:
+            raise ConfigError(f"need passage_len >= 3 and 1 <= stride <= passage_len - 2, "
+                              f"got passage_len={self.passage_len}, stride={self.stride}")
+        if not 0.0 <= self.threshold < 1.0:
+            raise ConfigError(f"threshold must lie in [0, 1), got {self.threshold}")
+
+    def replace(self, **changes: Any) -> LinkerConfig:
+        """A copy with some fields changed (unknown names rejected)."""
+        return dataclasses.replace(self, **_checked(changes))
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, values: Mapping[str, Any]) -> LinkerConfig:
+        return cls(**_checked(values))
+
+    def to_file(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> LinkerConfig:
+        return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
+
+    def with_env(self, prefix: str = "ENTQA_", environ: Mapping[str, str] | None = None) -> LinkerConfig:
+        """Override fields from environment variables such as ENTQA_TOP_K=20 (JSON-parsed values)."""
+        environ = os.environ if environ is None else environ
+        changes: dict[str, Any] = {}
+        for f in fields(self):
+            raw = environ.get(prefix + f.name.upper())
+            if raw is not None:
+                changes[f.name] = _parse_value(raw, type(getattr(self, f.name)))
+        return self.replace(**changes)
+
+
+def _parse_value(raw: str, kind: type) -> Any:
+    if kind is str:
+        return raw
+    try:
+        value = json.loads(raw.lower() if kind is bool else raw)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"cannot read {raw!r} as {kind.__name__}") from exc
+    if kind is float and isinstance(value, int):
+        value = float(value)
+    if not isinstance(value, kind):
+        raise ConfigError(f"expected {kind.__name__}, got {raw!r}")
+    return value
+
+
+def _checked(values: Mapping[str, Any]) -> dict[str, Any]:
+    known = {f.name for f in fields(LinkerConfig)}
+    unknown = sorted(set(values) - known)
+    if unknown:
+        raise ConfigError(f"unknown config keys {unknown}; valid keys: {sorted(known)}")
+    return dict(values)

@@ -1,0 +1,29 @@
+"""Small types that cross module boundaries of the annotator (offsets are code points, half-open)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Entity:
+    """A KB entry: its title (enwiki style, spaces), its description ("" when title-only), optional QID."""
+
+    title: str
+    text: str = ""
+    qid: str | None = None
+
+
+@dataclass(frozen=True)
+class Mention:
+    """A linked span of the input text.
+
+    `start`/`end` index the original text (`text[start:end] == surface`); `uri` is the DBpedia
+    resource IRI of `title`; `score` is p_rerank × p_span of the reader (D2KB: the best such score).
+    """
+
+    start: int
+    end: int
+    surface: str
+    title: str
+    uri: str
+    score: float

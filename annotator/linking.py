@@ -1,0 +1,24 @@
+"""The interface every entity linker behind the service and the evaluation implements."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+from annotator.data_types import Mention
+
+Span = tuple[int, int]
+
+
+@runtime_checkable
+class EntityLinker(Protocol):
+    """Text (plus optional given spans) → linked mentions.
+
+    `spans=None` is end-to-end linking (A2KB); given `(start, end)` spans are disambiguated, one
+    mention per span at most (D2KB). Offsets are code-point indices into `text`, half-open.
+    """
+
+    def link(self, text: str, spans: Sequence[Span] | None = None) -> list[Mention]: ...
+
+    def describe(self) -> dict[str, str]:
+        """Identity of the model and KB in use (shown by the service's /health)."""
+        ...

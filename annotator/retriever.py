@@ -1,0 +1,41 @@
+"""The dual encoder: passage and entity towers whose inner product scores a (passage, entity) pair."""
+from __future__ import annotations
+
+import torch
+from torch import nn
+from transformers import PreTrainedModel
+
+from annotator.tokenization import Batch
+
+
+class DualEncoder(nn.Module):
+    """score(p, e) = P · E, with P, E pooled from two encoders (or one, with `entity_encoder=None`)."""
+
+    def __init__(self, passage_encoder: PreTrainedModel, entity_encoder: PreTrainedModel | None = None,
+                 *, pooling: str = "mean", normalize: bool = True) -> None:
+        super().__init__()
+        self.passage_encoder = passage_encoder
+        self.entity_encoder = entity_encoder  # None: the towers share weights
+        self.pooling = pooling
+        self.normalize = normalize
+
+    @property
+    def dim(self) -> int:
+        return int(self.passage_encoder.config.hidden_size)
+
+    def _embed(self, encoder: PreTrainedModel, batch: Batch) -> torch.Tensor:
+        hidden = encoder(**batch.as_kwargs()).last_hidden_state  # (batch, seq_len, d)
+        if self.pooling == "cls":
+            vectors = hidden[:, 0]
+        else:
+            mask = batch.attention_mask.unsqueeze(-1).to(hidden.dtype)
+            vectors = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1.0)
+        return nn.functional.normalize(vectors, dim=-1) if self.normalize else vectors  # (batch, d)
+
+    def embed_passages(self, batch: Batch) -> torch.Tensor:
+        """(batch, d) passage vectors."""
+        return self._embed(self.passage_encoder, batch)
+
+    def embed_entities(self, batch: Batch) -> torch.Tensor:
+        """(batch, d) entity vectors."""
+        return self._embed(self.entity_encoder or self.passage_encoder, batch)

@@ -1,0 +1,145 @@
+"""Model inputs: document wordpieces with character offsets, passages, entity and reader sequences."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+from transformers import PreTrainedTokenizerBase
+
+from annotator.config import LinkerConfig
+
+# EntQA joins two texts with an unused vocabulary entry; where a vocabulary has none we fall back to [SEP].
+TOPIC_MARKER = "[unused1]"
+TITLE_MARKER = "[unused2]"
+
+
+@dataclass(frozen=True)
+class DocumentTokens:
+    """A document's wordpieces (no special tokens) and where each one sits in the text."""
+
+    ids: tuple[int, ...]
+    offsets: tuple[tuple[int, int], ...]  # (start, end) code-point span of each wordpiece
+    topic_ids: tuple[int, ...]  # wordpieces of the document's first word (ψ_topic)
+
+
+@dataclass(frozen=True)
+class Passage:
+    """A window of L-2 wordpieces of a document (the [CLS] and [SEP] are added by `InputBuilder`)."""
+
+    index: int  # position of the window in its document
+    token_start: int  # document index of its first wordpiece
+    ids: tuple[int, ...]
+    offsets: tuple[tuple[int, int], ...]
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Padded model inputs."""
+
+    input_ids: torch.Tensor  # (batch, seq_len)
+    attention_mask: torch.Tensor  # (batch, seq_len)
+    token_type_ids: torch.Tensor | None  # (batch, seq_len); None where the encoder has no segments
+
+    def to(self, device: torch.device | str) -> Batch:
+        return Batch(self.input_ids.to(device), self.attention_mask.to(device),
+                     None if self.token_type_ids is None else self.token_type_ids.to(device))
+
+    def as_kwargs(self) -> dict[str, torch.Tensor]:
+        kwargs = {"input_ids": self.input_ids, "attention_mask": self.attention_mask}
+        if self.token_type_ids is not None:
+            kwargs["token_type_ids"] = self.token_type_ids
+        return kwargs
+
+
+class InputBuilder:
+    """Turns text into the token sequences of the retriever and the reader.
+
+    Passage input: `[CLS] passage [unused1] topic [SEP]`; entity input: `[CLS] title [unused2]
+    description [SEP]`; reader input: the passage input followed by the entity input without its [CLS].
+    Character offsets always come from the fast tokenizer's offset mapping.
+    """
+
+    def __init__(self, tokenizer: PreTrainedTokenizerBase, config: LinkerConfig) -> None:
+        self.tokenizer = tokenizer
+        self.config = config
+        self.cls_id: int = tokenizer.cls_token_id
+        self.sep_id: int = tokenizer.sep_token_id
+        self.pad_id: int = tokenizer.pad_token_id
+        self.topic_marker_id = self._marker(TOPIC_MARKER)
+        self.title_marker_id = self._marker(TITLE_MARKER)
+        self.uses_token_types = "token_type_ids" in tokenizer.model_input_names
+
+    def _marker(self, token: str) -> int:
+        token_id = self.tokenizer.convert_tokens_to_ids(token)
+        return self.sep_id if token_id in (None, self.tokenizer.unk_token_id) else int(token_id)
+
+    # -- documents and passages -------------------------------------------------------------
+    def tokenize_document(self, text: str) -> DocumentTokens:
+        """Wordpieces of `text` with their character spans; characters the tokenizer drops get none."""
+        encoding = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True,
+                                  verbose=False)
+        ids = tuple(encoding["input_ids"])
+        offsets = tuple((int(s), int(e)) for s, e in encoding["offset_mapping"])
+        word_ids = encoding.word_ids()
+        topic = tuple(i for i, w in zip(ids, word_ids) if w == word_ids[0])[: self.config.max_topic_len] \
+            if ids and self.config.add_topic else ()
+        return DocumentTokens(ids, offsets, topic)
+
+    def split_passages(self, document: DocumentTokens) -> list[Passage]:
+        """Overlapping windows of L-2 wordpieces every S wordpieces, the last one reaching the end.
+
+        A document shorter than a window is one passage (an empty document has none).
+        """
+        width = self.config.passage_len - 2
+        n = len(document.ids)
+        starts = list(range(0, max(n - width, 0), self.config.stride)) + [max(n - width, 0)] if n else []
+        starts = sorted(set(starts))
+        return [Passage(i, s, document.ids[s:s + width], document.offsets[s:s + width])
+                for i, s in enumerate(starts)]
+
+    def passage_input(self, passage: Passage, topic_ids: Sequence[int]) -> list[int]:
+        """`[CLS] passage [unused1] topic [SEP]` (the topic part only when there is one)."""
+        topic = [self.topic_marker_id, *topic_ids] if topic_ids else []
+        return [self.cls_id, *passage.ids, *topic, self.sep_id]
+
+    # -- entities ----------------------------------------------------------------------------
+    def entity_inputs(self, titles: Sequence[str], texts: Sequence[str]) -> list[list[int]]:
+        """`[CLS] title [unused2] description [SEP]`, at most `max_entity_len` ids each.
+
+        Title-only entities (empty description) are `[CLS] title [SEP]`.
+        """
+        limit = self.config.max_entity_len
+        title_ids = self.tokenizer(list(titles), add_special_tokens=False, truncation=True,
+                                   max_length=limit - 2)["input_ids"]
+        text_ids = self.tokenizer(list(texts), add_special_tokens=False, truncation=True,
+                                  max_length=limit)["input_ids"]
+        sequences = []
+        for title, text in zip(title_ids, text_ids):
+            body = [*title, self.title_marker_id, *text] if text else list(title)
+            sequences.append([self.cls_id, *body[: limit - 2], self.sep_id])
+        return sequences
+
+    # -- reader --------------------------------------------------------------------------------
+    @staticmethod
+    def reader_input(passage_input: Sequence[int], entity_input: Sequence[int]) -> tuple[list[int], list[int]]:
+        """Ids and segment ids of `[CLS] passage ⊕ topic [SEP] title ⊕ description [SEP]`.
+
+        Passage wordpiece j sits at position j + 1 of the result; position 0 is [CLS].
+        """
+        ids = [*passage_input, *entity_input[1:]]
+        segments = [0] * len(passage_input) + [1] * (len(entity_input) - 1)
+        return ids, segments
+
+    def pad(self, sequences: Sequence[Sequence[int]], segments: Sequence[Sequence[int]] | None = None) -> Batch:
+        """Right-pad to the longest sequence."""
+        width = max(len(s) for s in sequences)
+        input_ids = torch.full((len(sequences), width), self.pad_id, dtype=torch.long)
+        attention_mask = torch.zeros((len(sequences), width), dtype=torch.long)
+        token_types = torch.zeros((len(sequences), width), dtype=torch.long) if self.uses_token_types else None
+        for row, seq in enumerate(sequences):
+            input_ids[row, : len(seq)] = torch.as_tensor(seq, dtype=torch.long)
+            attention_mask[row, : len(seq)] = 1
+            if token_types is not None and segments is not None:
+                token_types[row, : len(seq)] = torch.as_tensor(segments[row], dtype=torch.long)
+        return Batch(input_ids, attention_mask, token_types)
