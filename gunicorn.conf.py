@@ -1,0 +1,49 @@
+"""gunicorn settings for the NIF web annotator (read from the working directory by `gunicorn wsgi:app`)."""
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from gunicorn.arbiter import Arbiter
+    from gunicorn.workers.base import Worker
+
+# Loopback by default: the service has no authentication and each request costs model time. Set
+# ENTQA_BIND=0.0.0.0:8080 when GERBIL runs on another host or in a container.
+bind = os.environ.get("ENTQA_BIND", "127.0.0.1:8080")
+
+# Every worker process holds its own copy of the model and KB index, so workers = model copies
+# (one per GPU), never the 2 x cores + 1 rule meant for I/O-bound apps.
+workers = int(os.environ.get("ENTQA_WORKERS", "1"))
+
+# gthread: the worker's main loop keeps heartbeating while a long document is being linked, and a
+# second thread still answers /health meanwhile. torch and faiss release the GIL while computing.
+# GERBIL sends one document at a time, so two threads are enough.
+worker_class = "gthread"
+threads = int(os.environ.get("ENTQA_THREADS", "2"))
+
+# GERBIL waits up to 600 s for an answer; a worker must never be killed before GERBIL gives up.
+timeout = 660
+# Time for an in-flight document to finish on shutdown or reload.
+graceful_timeout = 120
+keepalive = 5
+
+# Each worker loads the model after the fork (in create_app): CUDA initialised in the master
+# cannot be used in forked children, and a preloaded model would be shared only until touched.
+preload_app = False
+
+accesslog = "-"
+errorlog = "-"
+loglevel = os.environ.get("ENTQA_LOG_LEVEL", "info")
+
+
+def when_ready(server: Arbiter) -> None:
+    server.log.info("NIF annotator listening on %s with %d worker(s)", ", ".join(server.cfg.bind), server.cfg.workers)
+
+
+def post_worker_init(worker: Worker) -> None:
+    worker.log.info("worker %s ready, linker loaded", worker.pid)
+
+
+def worker_abort(worker: Worker) -> None:
+    worker.log.warning("worker %s aborted: no answer within %d s", worker.pid, worker.cfg.timeout)

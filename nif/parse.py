@@ -1,0 +1,142 @@
+"""Read NIF 2.0 documents (a GERBIL request or answer, or a benchmark corpus) into `NifDocument`s."""
+from __future__ import annotations
+
+import logging
+import re
+
+from rdflib import RDF, Graph
+from rdflib.term import Node
+
+from nif.data_types import NifAnnotation, NifDocument
+from nif.errors import NifParseError
+from nif.vocabulary import ITSRDF, NIF
+
+logger = logging.getLogger(__name__)
+
+_DIGITS = re.compile(r"(\d+)")
+
+
+def load_graph(data: bytes | str, *, format: str = "turtle") -> Graph:
+    """Parses serialised RDF into a graph.
+
+    Args:
+        data: the serialised RDF; bytes must be UTF-8.
+        format: an rdflib parser name ("turtle", "nt", "xml", ...).
+
+    Returns:
+        The parsed graph.
+
+    Raises:
+        NifParseError: the bytes are not UTF-8 or the text is not valid `format`.
+    """
+    if isinstance(data, bytes):
+        try:
+            data = data.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise NifParseError(f"input is not valid UTF-8 (byte {error.start})") from None
+    try:
+        return Graph().parse(data=data, format=format)
+    except Exception as error:  # rdflib's parsers raise many unrelated exception types
+        reason = " ".join(str(error).split())[:300] or type(error).__name__
+        raise NifParseError(f"malformed {format}: {reason}") from None
+
+
+def documents_in(graph: Graph) -> list[NifDocument]:
+    """Every `nif:Context` that has a `nif:isString`, with the annotations that reference it.
+
+    RDF graphs are unordered, so the order of the corpus file is lost. Documents come in a
+    deterministic order instead: by context URI without its `#...` fragment, compared naturally
+    (digit runs as numbers, so `request_2` precedes `request_10`), then by the full URI.
+
+    Annotations are the subjects with `nif:referenceContext` pointing at the context and both a
+    `nif:beginIndex` and a `nif:endIndex` (others are skipped with a warning, as GERBIL does), sorted
+    by `(start, end)`. Index literals may be of any integer datatype or plain; all
+    `itsrdf:taIdentRef` values are kept, sorted.
+
+    Args:
+        graph: a parsed NIF graph.
+
+    Returns:
+        The documents, in the order described above.
+
+    Raises:
+        NifParseError: a context has several strings, or an annotation has an index that is not a
+            single integer within the context string.
+    """
+    contexts = {context for context in graph.subjects(RDF.type, NIF.Context)
+                if (context, NIF.isString, None) in graph}
+    return [_document(graph, context) for context in sorted(contexts, key=_natural_key)]
+
+
+def parse_document(data: bytes | str, *, format: str = "turtle") -> NifDocument:
+    """The one document of a GERBIL request or answer.
+
+    Like GERBIL, this uses the first context that has a `nif:isString` (first in the order of
+    `documents_in`) and warns when there are several. Spans without `itsrdf:taIdentRef` are what a
+    D2KB request carries; no spans at all is an A2KB request.
+
+    Args:
+        data: the serialised NIF; bytes must be UTF-8.
+        format: an rdflib parser name.
+
+    Returns:
+        The document.
+
+    Raises:
+        NifParseError: the input is malformed, or has no `nif:Context` with a `nif:isString`.
+    """
+    graph = load_graph(data, format=format)
+    documents = documents_in(graph)
+    if not documents:
+        if (None, RDF.type, NIF.Context) in graph:
+            raise NifParseError("no nif:Context with nif:isString")
+        raise NifParseError("no nif:Context in the input")
+    if len(documents) > 1:
+        logger.warning("%d contexts with nif:isString, using the first: %s", len(documents), documents[0].uri)
+    return documents[0]
+
+
+def _natural_key(node: Node) -> tuple[tuple[tuple[int, int | str], ...], str]:
+    base = str(node).split("#", 1)[0]
+    parts = tuple((0, int(part)) if part.isdigit() else (1, part) for part in _DIGITS.split(base) if part)
+    return parts, str(node)
+
+
+def _document(graph: Graph, context: Node) -> NifDocument:
+    strings = list(graph.objects(context, NIF.isString))
+    if len(strings) != 1:
+        raise NifParseError(f"context {context} has {len(strings)} nif:isString values, expected 1")
+    text = str(strings[0])
+    annotations = []
+    for subject in set(graph.subjects(NIF.referenceContext, context)):
+        begin, end = graph.value(subject, NIF.beginIndex), graph.value(subject, NIF.endIndex)
+        if begin is None or end is None:
+            logger.warning("annotation %s of %s lacks nif:beginIndex or nif:endIndex, ignored", subject, context)
+            continue
+        start, stop = _index(graph, subject, "beginIndex"), _index(graph, subject, "endIndex")
+        if not 0 <= start <= stop <= len(text):
+            raise NifParseError(f"annotation {subject} spans {start},{stop} outside a text of length {len(text)}")
+        uris = tuple(sorted(str(uri) for uri in graph.objects(subject, ITSRDF.taIdentRef)))
+        annotations.append(NifAnnotation(start, stop, uris, _confidence(graph, subject)))
+    annotations.sort(key=lambda annotation: (annotation.start, annotation.end, annotation.uris))
+    return NifDocument(str(context), text, tuple(annotations))
+
+
+def _index(graph: Graph, subject: Node, name: str) -> int:
+    values = list(graph.objects(subject, NIF[name]))
+    if len(values) != 1:
+        raise NifParseError(f"annotation {subject} has {len(values)} nif:{name} values, expected 1")
+    try:
+        return int(str(values[0]))
+    except ValueError:
+        raise NifParseError(f"annotation {subject} has a non-integer nif:{name} {str(values[0])!r}") from None
+
+
+def _confidence(graph: Graph, subject: Node) -> float | None:
+    value = graph.value(subject, ITSRDF.taConfidence, any=True)
+    if value is None:
+        return None
+    try:
+        return float(str(value))
+    except ValueError:
+        raise NifParseError(f"annotation {subject} has a non-numeric itsrdf:taConfidence {str(value)!r}") from None

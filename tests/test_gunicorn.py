@@ -1,0 +1,101 @@
+"""The endpoint under a real gunicorn started with the project's gunicorn.conf.py, on loopback."""
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from nif import parse_document
+from tests.support.dictionary_linker import DictionaryLinker
+from tests.support.gerbil_requests import HEADERS, TRICKY_TEXT, gerbil_request, span_of
+
+REPO = Path(__file__).resolve().parent.parent
+STARTUP_TIMEOUT_S = 60
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    port = _free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "--bind", f"127.0.0.1:{port}",
+         "tests.support.wsgi_test_app:app"],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + STARTUP_TIMEOUT_S
+        while True:
+            try:
+                urllib.request.urlopen(f"{url}/health", timeout=5).close()
+                break
+            except OSError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail(f"gunicorn did not come up (exit code {process.poll()})")
+                time.sleep(0.2)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def _post(url: str, body: bytes, headers: dict[str, str]) -> tuple[int, str, bytes]:
+    request = urllib.request.Request(url, data=body, headers=headers, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, response.headers["Content-Type"], response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, error.headers["Content-Type"], error.read()
+
+
+def test_a2kb_through_gunicorn(server: str) -> None:
+    status, content_type, body = _post(f"{server}/gerbil", gerbil_request(TRICKY_TEXT), HEADERS)
+    assert (status, content_type) == (200, "application/x-turtle; charset=utf-8")
+    answer = parse_document(body)
+    assert answer.text == TRICKY_TEXT
+    assert [(a.start, a.end) for a in answer.annotations] == [(m.start, m.end)
+                                                               for m in DictionaryLinker().link(TRICKY_TEXT)]
+
+
+def test_d2kb_through_gunicorn(server: str) -> None:
+    spans = [span_of(TRICKY_TEXT, "東京"), span_of(TRICKY_TEXT, "Ada Lovelace")]
+    status, _, body = _post(server + "/", gerbil_request(TRICKY_TEXT, spans), HEADERS)
+    assert status == 200
+    answer = parse_document(body)
+    assert [(a.start, a.end, a.uris) for a in answer.annotations] == [
+        (*spans[0], ("http://dbpedia.org/resource/Tokyo",)), (*spans[1], ("http://dbpedia.org/resource/Ada_Lovelace",))]
+
+
+def test_bad_request_and_health_through_gunicorn(server: str) -> None:
+    status, content_type, body = _post(server + "/", b"<a> <b> .", HEADERS)
+    assert (status, content_type) == (400, "text/plain; charset=utf-8")
+    assert body.decode().startswith("bad NIF: malformed turtle")
+    with urllib.request.urlopen(f"{server}/health", timeout=10) as response:
+        assert json.load(response)["status"] == "ok"
+
+
+def test_config_file_settings() -> None:
+    result = subprocess.run([sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "--print-config",
+                             "tests.support.wsgi_test_app:app"], cwd=REPO, capture_output=True, text=True,
+                            timeout=60, check=True)
+    settings = dict(map(str.strip, line.split("=", 1)) for line in result.stdout.splitlines() if "=" in line)
+    assert settings["worker_class"] == "gthread"
+    assert settings["preload_app"] == "False"
+    assert int(settings["timeout"]) >= 600
+    assert settings["workers"] == "1"

@@ -1,0 +1,44 @@
+"""Errors of the web module and their mapping to one-line plain-text HTTP responses."""
+from __future__ import annotations
+
+import logging
+
+from flask import Flask, Response
+from werkzeug.exceptions import HTTPException
+
+from nif import NifParseError
+
+logger = logging.getLogger(__name__)
+
+
+class RequestError(ValueError):
+    """A request the endpoint cannot annotate; `status_code` is the HTTP status to answer with."""
+
+    status_code = 400
+
+
+class UnsupportedContentType(RequestError):
+    """The body is declared as something other than UTF-8 Turtle."""
+
+    status_code = 415
+
+
+def register_error_handlers(app: Flask) -> None:
+    """Makes every failure a one-line text/plain response, never a traceback.
+
+    Args:
+        app: the application to register the handlers on.
+    """
+    app.register_error_handler(NifParseError, lambda error: _plain(f"bad NIF: {error}", 400))
+    app.register_error_handler(RequestError, lambda error: _plain(str(error), error.status_code))
+    app.register_error_handler(HTTPException, lambda error: _plain(f"{error.code} {error.name}", error.code))
+    app.register_error_handler(Exception, _internal_error)
+
+
+def _internal_error(error: Exception) -> Response:
+    logger.exception("annotation failed")
+    return _plain(f"internal error: {type(error).__name__} (details in the server log)", 500)
+
+
+def _plain(message: str, status: int) -> Response:
+    return Response(" ".join(message.split()) + "\n", status=status, content_type="text/plain; charset=utf-8")

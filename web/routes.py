@@ -1,0 +1,81 @@
+"""The GERBIL NIF endpoint and the health check."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from flask import Blueprint, Response, current_app, jsonify, request
+
+from annotator.data_types import Mention
+from annotator.linking import EntityLinker
+from annotator.uris import wikipedia_uri
+from nif import NifAnnotation, NifDocument, parse_document, write_document
+from web.errors import RequestError, UnsupportedContentType
+
+
+bp = Blueprint("gerbil", __name__)
+
+TURTLE = "application/x-turtle; charset=utf-8"
+# GERBIL sends application/x-turtle; text/turtle is the registered type. A body without a declared
+# type (or as bare bytes) is read as Turtle too, since that is all the endpoint speaks; anything
+# else (JSON, HTML, forms) is a client mistake and gets 415.
+ACCEPTED_TYPES = ("application/x-turtle", "text/turtle", "application/octet-stream", "")
+
+
+@bp.post("/")
+@bp.post("/gerbil")
+def annotate() -> Response:
+    """Links the entities of one NIF document: A2KB without spans, D2KB with them."""
+    _check_content_type()
+    doc = parse_document(request.get_data(cache=False))
+    if not doc.text:
+        raise RequestError("bad NIF: nif:isString is empty")
+    spans = [(annotation.start, annotation.end) for annotation in doc.annotations] or None
+    mentions = _linker().link(doc.text, spans=spans)
+    answer = NifDocument(doc.uri, doc.text, _annotations(mentions, spans))
+    body = write_document(answer, with_confidence=current_app.config["WITH_CONFIDENCE"])
+    return Response(body, content_type=TURTLE)
+
+
+@bp.get("/health")
+def health() -> Response:
+    """Says the service is up and which model and KB it serves."""
+    return jsonify(status="ok", **_linker().describe())
+
+
+def _linker() -> EntityLinker:
+    linker: EntityLinker = current_app.extensions["entqa"]
+    return linker
+
+
+def _check_content_type() -> None:
+    charset = request.mimetype_params.get("charset", "utf-8")
+    if request.mimetype not in ACCEPTED_TYPES or charset.lower() not in ("utf-8", "utf8"):
+        raise UnsupportedContentType(
+            f"unsupported content type {request.content_type!r}, expected application/x-turtle or "
+            "text/turtle in UTF-8")
+
+
+def _annotations(mentions: Sequence[Mention], spans: Sequence[tuple[int, int]] | None) -> tuple[NifAnnotation, ...]:
+    """One annotation per span, best-scored mention first.
+
+    In D2KB only the given spans are answered. Mentions sharing a span become one annotation whose
+    URIs are the union (GERBIL reads a URI set per span) and whose confidence is the best score.
+    """
+    wanted = set(spans) if spans is not None else None
+    by_span: dict[tuple[int, int], list[Mention]] = {}
+    for mention in sorted(mentions, key=lambda mention: -mention.score):
+        span = (mention.start, mention.end)
+        if wanted is None or span in wanted:
+            by_span.setdefault(span, []).append(mention)
+    return tuple(NifAnnotation(start, end, _uris(group), group[0].score)
+                 for (start, end), group in sorted(by_span.items()))
+
+
+def _uris(mentions: Sequence[Mention]) -> tuple[str, ...]:
+    with_wikipedia = current_app.config["WIKIPEDIA_URIS"]
+    uris = []
+    for mention in mentions:
+        uris.append(mention.uri)
+        if with_wikipedia:
+            uris.append(wikipedia_uri(mention.title))
+    return tuple(dict.fromkeys(uris))
