@@ -1,0 +1,79 @@
+"""Passage spans → character spans of the document, merged across overlapping passages."""
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from annotator.decoding import LabelledSpan
+from annotator.tokenization import Passage
+
+
+@dataclass(frozen=True)
+class LinkedSpan:
+    """Characters `start:end` of the document linked to KB row `entity` with `score`."""
+
+    start: int
+    end: int
+    entity: int
+    score: float
+
+
+def to_character_spans(spans: Iterable[LabelledSpan], passages: Sequence[Passage],
+                       candidate_rows: Sequence[Sequence[int]]) -> list[LinkedSpan]:
+    """Map passage wordpiece spans to characters through each passage's offset mapping.
+
+    Args:
+        spans: decoded spans; `span.passage` indexes `passages` and `candidate_rows`.
+        passages: the document's passages.
+        candidate_rows: KB rows of each passage's candidates, in the order the reader saw them.
+    """
+    result = []
+    for span in spans:
+        offsets = passages[span.passage].offsets
+        result.append(LinkedSpan(offsets[span.start][0], offsets[span.end][1],
+                                 int(candidate_rows[span.passage][span.candidate]), span.score))
+    return result
+
+
+def _best_first(spans: Iterable[LinkedSpan]) -> list[LinkedSpan]:
+    # Ties are broken by position and entity so that the result never depends on input order.
+    return sorted(spans, key=lambda s: (-s.score, s.start, s.end, s.entity))
+
+
+def merge_duplicates(spans: Iterable[LinkedSpan]) -> list[LinkedSpan]:
+    """One span per (start, end, entity), with the highest score (the paper's only merge)."""
+    best: dict[tuple[int, int, int], LinkedSpan] = {}
+    for span in _best_first(spans):
+        best.setdefault((span.start, span.end, span.entity), span)
+    return list(best.values())
+
+
+def best_entity_per_span(spans: Iterable[LinkedSpan]) -> list[LinkedSpan]:
+    """One entity per (start, end): the highest-scoring one."""
+    best: dict[tuple[int, int], LinkedSpan] = {}
+    for span in _best_first(spans):
+        best.setdefault((span.start, span.end), span)
+    return list(best.values())
+
+
+def drop_overlaps(spans: Iterable[LinkedSpan]) -> list[LinkedSpan]:
+    """Greedily keep the highest-scoring spans that overlap no span kept before."""
+    kept: list[LinkedSpan] = []
+    for span in _best_first(spans):
+        if all(span.end <= other.start or other.end <= span.start for other in kept):
+            kept.append(span)
+    return kept
+
+
+def merge(spans: Iterable[LinkedSpan], *, mode: str) -> list[LinkedSpan]:
+    """Merge a document's spans, sorted by position.
+
+    Args:
+        spans: character spans from all passages of a document.
+        mode: "paper" merges exact duplicates only; "gerbil" also keeps one entity per span and no
+            overlapping spans, because GERBIL matches one prediction per gold span.
+    """
+    merged = merge_duplicates(spans)
+    if mode == "gerbil":
+        merged = drop_overlaps(best_entity_per_span(merged))
+    return sorted(merged, key=lambda s: (s.start, s.end, -s.score, s.entity))

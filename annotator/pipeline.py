@@ -1,0 +1,243 @@
+"""The EntQA linker: passages → retrieval → one batched reader pass → decoding → merging."""
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from annotator.checkpoint import load_checkpoint_tokenizer, load_config, load_reader, load_retriever
+from annotator.config import LinkerConfig
+from annotator.data_types import Mention
+from annotator.decoding import decode_passage, given_span_scores
+from annotator.encoders import cache_dir
+from annotator.errors import ModelLoadError
+from annotator.linking import Span
+from annotator.merging import LinkedSpan, merge, to_character_spans
+from annotator.reader import Reader
+from annotator.retrieval import EntityIndex, checkpoint_identity, identity_key, index_identity
+from annotator.retriever import DualEncoder
+from annotator.tokenization import DocumentTokens, InputBuilder, Passage
+from annotator.uris import dbpedia_uri
+
+logger = logging.getLogger(__name__)
+
+KB_PATH_ENV = "ENTQA_KB_PATH"
+EMBEDDED_KB = Path("kb") / "entities.jsonl.gz"
+EMBEDDED_INDEX = Path("index")
+
+
+@dataclass(frozen=True)
+class PassageScores:
+    """The reader's scores of one passage against its retrieved candidates."""
+
+    rows: np.ndarray  # (K,) KB rows of the candidates
+    start: np.ndarray  # (K, 1 + n) start logits over [CLS] + the n passage wordpieces
+    end: np.ndarray  # (K, 1 + n) end logits
+    rerank: np.ndarray  # (K,) rerank logits
+
+
+def inference_device(device: str | torch.device | None = None) -> tuple[torch.device, torch.dtype]:
+    """The device to run on (CUDA when present) and its dtype: bf16 or fp16 on CUDA, fp32 on the CPU."""
+    device = torch.device(device if device is not None else "cuda" if torch.cuda.is_available() else "cpu")
+    if device.type != "cuda":
+        return device, torch.float32
+    return device, torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+
+
+def retriever_identity(model_dir: str | Path) -> str:
+    """Identity of a checkpoint's retriever weights (what its entity vectors depend on)."""
+    return checkpoint_identity(sorted((Path(model_dir) / "retriever").glob("*.safetensors")))
+
+
+class Linker:
+    """EntQA end to end: `link(text)` (A2KB) or `link(text, spans)` (D2KB) → mentions sorted by start."""
+
+    def __init__(self, *, config: LinkerConfig, builder: InputBuilder, retriever: DualEncoder, reader: Reader,
+                 index: EntityIndex, device: torch.device, model_dir: Path, kb_path: Path | None) -> None:
+        self.config = config
+        self.builder = builder
+        self.retriever = retriever
+        self.reader = reader
+        self.index = index
+        self.device = device
+        self.model_dir = model_dir
+        self.kb_path = kb_path
+
+    @classmethod
+    def from_pretrained(cls, model_dir: str | Path, *, kb_path: str | Path | None = None,
+                        index_dir: str | Path | None = None, device: str | torch.device | None = None,
+                        config_overrides: Mapping[str, Any] | None = None) -> Linker:
+        """Load a checkpoint folder and the entity index of a KB.
+
+        Settings: the checkpoint's config.json, then ENTQA_* environment variables, then
+        `config_overrides`. The KB is `kb_path`, else $ENTQA_KB_PATH, else the demo KB inside the
+        model folder (`kb/entities.jsonl.gz`, with its prebuilt `index/`). Its index is read from
+        `index_dir` when given, else from the model folder (demo KB) or the cache, where it is built
+        once (resuming an interrupted build).
+
+        Raises:
+            ModelLoadError: missing checkpoint files, no KB, or an index built for something else.
+        """
+        model_dir = Path(model_dir)
+        config = load_config(model_dir).with_env().replace(**dict(config_overrides or {}))
+        device, dtype = inference_device(device)
+        builder = InputBuilder(load_checkpoint_tokenizer(model_dir), config)
+        retriever = load_retriever(model_dir, config).to(device, dtype)
+        reader = load_reader(model_dir).to(device, dtype)
+        checkpoint_id = retriever_identity(model_dir)
+        kb = _resolve_kb(model_dir, kb_path, required=index_dir is None)
+        identity = index_identity(kb_path=kb, checkpoint_id=checkpoint_id, config=config.to_dict())
+        if index_dir is not None:
+            index = EntityIndex.load(index_dir, identity=identity)
+        elif kb == model_dir / EMBEDDED_KB and (model_dir / EMBEDDED_INDEX / "manifest.json").is_file():
+            index = EntityIndex.load(model_dir / EMBEDDED_INDEX, identity=identity)
+        else:
+            directory = cache_dir() / "indexes" / identity_key({**identity, "index_type": config.index_type})
+            logger.info("entity index for %s: %s (built once, then reused)", kb, directory)
+            index = EntityIndex.build(directory, kb_path=kb, retriever=retriever, builder=builder,
+                                      checkpoint_id=checkpoint_id, index_type=config.index_type,
+                                      batch_size=config.retriever_batch_size)
+        return cls(config=config, builder=builder, retriever=retriever, reader=reader, index=index,
+                   device=device, model_dir=model_dir, kb_path=kb)
+
+    def describe(self) -> dict[str, str]:
+        """Model, encoder, KB, index and device in use (for /health)."""
+        return {"model": str(self.model_dir), "encoder": self.config.encoder,
+                "kb": str(self.kb_path or self.index.directory), "entities": str(len(self.index)),
+                "index": self.index.manifest["index_type"],
+                "device": f"{self.device} {next(self.reader.parameters()).dtype}".replace("torch.", "")}
+
+    def link(self, text: str, spans: Sequence[Span] | None = None) -> list[Mention]:
+        """Mentions in `text`: found end to end, or one per given `(start, end)` span (D2KB).
+
+        Raises:
+            ValueError: a given span is empty or outside the text.
+        """
+        return self._link_documents([text], [spans])[0]
+
+    def link_batch(self, texts: Sequence[str]) -> list[list[Mention]]:
+        """`link` for several documents, sharing the retrieval call and the reader batches."""
+        return self._link_documents(texts, [None] * len(texts))
+
+    # -- stages ---------------------------------------------------------------------------------
+    def _link_documents(self, texts: Sequence[str], spans: Sequence[Sequence[Span] | None]) -> list[list[Mention]]:
+        for text, given in zip(texts, spans):
+            for start, end in given or ():
+                if not 0 <= start < end <= len(text):
+                    raise ValueError(f"span ({start}, {end}) is empty or outside a text of {len(text)} characters")
+        documents = [self.builder.tokenize_document(text) for text in texts]
+        passages = [self.builder.split_passages(document) for document in documents]
+        flat = [(passage, document.topic_ids) for document, ps in zip(documents, passages) for passage in ps]
+        if not flat:
+            return [[] for _ in texts]
+        inputs = [self.builder.passage_input(passage, topic) for passage, topic in flat]
+        scores = self._read(inputs, [len(passage.ids) for passage, _ in flat], self._retrieve(inputs))
+        results, first = [], 0
+        for text, given, document, doc_passages in zip(texts, spans, documents, passages):
+            doc_scores = scores[first:first + len(doc_passages)]
+            first += len(doc_passages)
+            if given is None:
+                linked = self._decode(doc_passages, doc_scores)
+            else:  # a blank document has no passages and so nothing to disambiguate against
+                linked = [_disambiguate(span, document, doc_passages, doc_scores) for span in given] \
+                    if doc_passages else []
+            results.append([self._mention(text, span) for span in sorted(linked, key=lambda s: (s.start, s.end))])
+        return results
+
+    def _retrieve(self, inputs: Sequence[Sequence[int]]) -> list[np.ndarray]:
+        """KB rows of the top-K candidates of every passage (one faiss call for all of them)."""
+        size = self.config.retriever_batch_size
+        with torch.inference_mode():
+            vectors = [self.retriever.embed_passages(self.builder.pad(inputs[i:i + size]).to(self.device)).float()
+                       for i in range(0, len(inputs), size)]
+        _, rows = self.index.search(torch.cat(vectors).cpu().numpy(), self.config.top_k)
+        return [r[r >= 0] for r in rows]
+
+    def _read(self, inputs: Sequence[Sequence[int]], passage_lengths: Sequence[int],
+              candidates: Sequence[np.ndarray]) -> list[PassageScores]:
+        """One reader pass over all (passage, candidate) pairs, batched by similar length.
+
+        Only [CLS] and passage positions are kept: the topic is context, never a mention.
+        """
+        entity_ids = self.index.entity_token_ids(np.concatenate(candidates))
+        pairs = [(p, k) for p, rows in enumerate(candidates) for k in range(len(rows))]
+        sequences = [self.builder.reader_input(inputs[p], ids) for (p, _), ids in zip(pairs, entity_ids)]
+        widths = [1 + n for n in passage_lengths]  # [CLS] + passage wordpieces
+        scores = [PassageScores(rows, np.empty((len(rows), widths[p])), np.empty((len(rows), widths[p])),
+                                np.empty(len(rows))) for p, rows in enumerate(candidates)]
+        order = sorted(range(len(pairs)), key=lambda i: len(sequences[i][0]))
+        size = self.config.reader_batch_size
+        with torch.inference_mode():
+            for first in range(0, len(order), size):
+                chosen = order[first:first + size]
+                batch = self.builder.pad([sequences[i][0] for i in chosen], [sequences[i][1] for i in chosen])
+                logits = self.reader(batch.to(self.device))
+                start, end = (x[:, : max(widths)].float().cpu().numpy() for x in (logits.start, logits.end))
+                rerank = logits.rerank.float().cpu().numpy()
+                for row, i in enumerate(chosen):
+                    p, k = pairs[i]
+                    target = scores[p]
+                    target.start[k], target.end[k] = start[row, : widths[p]], end[row, : widths[p]]
+                    target.rerank[k] = rerank[row]
+        return scores
+
+    def _decode(self, passages: Sequence[Passage], scores: Sequence[PassageScores]) -> list[LinkedSpan]:
+        config = self.config
+        labelled = [span for i, s in enumerate(scores)
+                    for span in decode_passage(s.start, s.end, s.rerank, top_spans=config.top_spans,
+                                               max_span_len=config.max_span_len, threshold=config.threshold,
+                                               passage=i)]
+        return merge(to_character_spans(labelled, passages, [s.rows for s in scores]), mode=config.merge)
+
+    def _mention(self, text: str, span: LinkedSpan) -> Mention:
+        title = self.index.titles[span.entity]
+        return Mention(span.start, span.end, text[span.start:span.end], title, dbpedia_uri(title), span.score)
+
+
+def _disambiguate(span: Span, document: DocumentTokens, passages: Sequence[Passage],
+                  scores: Sequence[PassageScores]) -> LinkedSpan:
+    """The best retrieved entity for a given character span: max of p_rerank × p_span over passages.
+
+    The span's wordpieces are those overlapping its characters; a span that covers none (whitespace,
+    characters the tokenizer drops) is scored at the nearest wordpiece. Passages holding its first
+    wordpiece score it, cut at the passage end when it runs past.
+    """
+    start, end = span
+    covered = [j for j, (s, e) in enumerate(document.offsets) if s < end and start < e]
+    if not covered:
+        nearest = min(range(len(document.offsets)), key=lambda j: abs(document.offsets[j][0] - start))
+        covered = [nearest]
+    first, last = covered[0], covered[-1]
+    best_row, best_score = -1, -1.0
+    for passage, passage_scores in zip(passages, scores):
+        local = first - passage.token_start
+        if not 0 <= local < len(passage.ids) or not len(passage_scores.rows):
+            continue
+        local_end = min(last - passage.token_start, len(passage.ids) - 1)
+        values = given_span_scores(passage_scores.start, passage_scores.end, passage_scores.rerank, local, local_end)
+        k = int(np.argmax(values))
+        if values[k] > best_score:
+            best_row, best_score = int(passage_scores.rows[k]), float(values[k])
+    return LinkedSpan(start, end, best_row, best_score)
+
+
+def _resolve_kb(model_dir: Path, kb_path: str | Path | None, *, required: bool) -> Path | None:
+    """`kb_path`, else $ENTQA_KB_PATH, else the model folder's demo KB (None if absent and not required)."""
+    chosen = kb_path or os.environ.get(KB_PATH_ENV)
+    if chosen:
+        path = Path(chosen)
+        if not path.is_file():
+            raise ModelLoadError(f"KB file {path} does not exist")
+        return path
+    embedded = model_dir / EMBEDDED_KB
+    if embedded.is_file():
+        return embedded
+    if required:
+        raise ModelLoadError(f"no KB: pass kb_path, set {KB_PATH_ENV} or ship {embedded}")
+    return None

@@ -1,0 +1,324 @@
+"""The entity index: KB embeddings, pre-tokenized entity ids and a faiss index, built once and memory-mapped.
+
+Layout of an index folder::
+
+    manifest.json       what was indexed (KB fingerprint, checkpoint id, config) and how; `complete` when done
+    titles.txt          one title per row (row = position in the KB file); the .npy files are memory-mapped
+    qids.txt            one Wikidata id per row ("" when unknown)
+    entity_ids.npy      int32 (rows, max_entity_len): `[CLS] title [unused2] description [SEP]`, 0-padded
+    entity_lengths.npy  int32 (rows,): ids used per row
+    embeddings.npy      float16 (rows, dim): entity-tower vectors
+    progress.json       rows encoded so far, in length order (only while building)
+    faiss.index         the search index over the embeddings
+"""
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import logging
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import faiss
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from annotator.data_types import Entity
+from annotator.errors import ConfigError, ModelLoadError
+from annotator.kb import kb_fingerprint, read_kb
+from annotator.retriever import DualEncoder
+from annotator.tokenization import InputBuilder
+
+logger = logging.getLogger(__name__)
+
+MANIFEST = "manifest.json"
+_TOKENIZE_CHUNK = 10_000
+_SAVE_EVERY_BATCHES = 20  # encoded batches between progress checkpoints
+_FORMAT_VERSION = 1
+
+# Config fields that change the stored ids or vectors; an index built under other values is stale.
+INDEX_CONFIG_FIELDS = ("encoder", "max_entity_len", "pooling", "normalize", "shared_towers")
+
+
+def _flat(dim: int, rows: int) -> faiss.Index:
+    return faiss.IndexFlatIP(dim)
+
+
+def _hnsw(dim: int, rows: int) -> faiss.Index:
+    index = faiss.IndexHNSWFlat(dim, 32, faiss.METRIC_INNER_PRODUCT)
+    index.hnsw.efConstruction = 200
+    index.hnsw.efSearch = 256  # above the paper's K = 100, or recall drops sharply
+    return index
+
+
+def _ivfpq(dim: int, rows: int) -> faiss.Index:
+    # faiss wants ~39 training points per list and 2**bits per PQ code book.
+    lists = max(1, min(int(4 * math.sqrt(rows)), rows // 39))
+    sub_quantizers = next(m for m in range(max(dim // 8, 1), 0, -1) if dim % m == 0)
+    bits = max(1, min(8, int(math.log2(max(rows, 2)))))
+    index = faiss.index_factory(dim, f"IVF{lists},PQ{sub_quantizers}x{bits}", faiss.METRIC_INNER_PRODUCT)
+    faiss.extract_index_ivf(index).nprobe = min(lists, 32)
+    return index
+
+
+INDEX_FACTORIES: dict[str, Callable[[int, int], faiss.Index]] = {"flat": _flat, "hnsw": _hnsw, "ivfpq": _ivfpq}
+
+
+def new_faiss_index(index_type: str, dim: int, rows: int) -> faiss.Index:
+    """An empty faiss inner-product index of the named type for `rows` vectors of size `dim`.
+
+    Raises:
+        ConfigError: the name is not in `INDEX_FACTORIES`.
+    """
+    if index_type not in INDEX_FACTORIES:
+        raise ConfigError(f"unknown index type {index_type!r}; valid types: {sorted(INDEX_FACTORIES)}")
+    return INDEX_FACTORIES[index_type](dim, rows)
+
+
+def index_identity(*, kb_path: str | Path | None, checkpoint_id: str, config: Mapping[str, Any],
+                   limit: int | None = None) -> dict[str, Any]:
+    """What an index folder is built from (stored in its manifest, compared on load).
+
+    Without `kb_path` the KB keys are left out, so that a comparison checks the model side only.
+    """
+    identity = {"format": _FORMAT_VERSION, "checkpoint": checkpoint_id,
+                "config": {k: config[k] for k in INDEX_CONFIG_FIELDS}}
+    if kb_path is not None:
+        identity.update(kb_fingerprint=kb_fingerprint(kb_path), kb_limit=limit)
+    return identity
+
+
+def identity_key(identity: Mapping[str, Any]) -> str:
+    """A short folder name for an index identity (and index type)."""
+    return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:16]
+
+
+class EntityIndex:
+    """Entity metadata, token ids, vectors and a faiss index over them; rows are KB line positions."""
+
+    def __init__(self, directory: Path, manifest: Mapping[str, Any], titles: list[str], qids: list[str | None],
+                 entity_ids: np.ndarray, lengths: np.ndarray, embeddings: np.ndarray, index: faiss.Index) -> None:
+        self.directory = directory
+        self.manifest = dict(manifest)
+        self.titles = titles
+        self.qids = qids
+        self.entity_ids = entity_ids  # (rows, max_entity_len) int32 memmap
+        self.lengths = lengths  # (rows,) int32 memmap
+        self.embeddings = embeddings  # (rows, dim) float16 memmap
+        self.index = index
+
+    def __len__(self) -> int:
+        return len(self.titles)
+
+    @property
+    def dim(self) -> int:
+        return int(self.embeddings.shape[1])
+
+    # -- building ----------------------------------------------------------------------------
+    @classmethod
+    def build(cls, directory: str | Path, *, kb_path: str | Path, retriever: DualEncoder, builder: InputBuilder,
+              checkpoint_id: str, index_type: str = "flat", batch_size: int = 256,
+              limit: int | None = None, use_gpu: bool | None = None) -> EntityIndex:
+        """Encode a KB with the entity tower and index it; an interrupted build resumes where it stopped.
+
+        Args:
+            directory: the index folder (created; a finished index there with the same identity is reused).
+            kb_path: the KB file (any format `read_kb` reads).
+            retriever: its entity tower encodes; it stays on its device and dtype.
+            builder: makes `[CLS] title [unused2] description [SEP]` ids of `max_entity_len` at most.
+            checkpoint_id: identity of the retriever weights (see `checkpoint_identity`).
+            index_type: a key of `INDEX_FACTORIES`.
+            batch_size: entities per forward pass (batches hold entities of similar length).
+            limit: index only the first `limit` entities (benchmarks, samples).
+            use_gpu: search on the GPU; None: when faiss and torch see one.
+        """
+        directory = Path(directory)
+        new_faiss_index(index_type, 1, 1)  # reject an unknown name before any work
+        identity = index_identity(kb_path=kb_path, checkpoint_id=checkpoint_id,
+                                  config=builder.config.to_dict(), limit=limit)
+        manifest = _read_manifest(directory)
+        if manifest.get("identity") != identity or manifest.get("index_type") != index_type:
+            manifest = {"identity": identity, "index_type": index_type, "complete": False}
+            _tokenize_kb(directory, kb_path=kb_path, builder=builder, limit=limit)
+            _write_json(directory / "progress.json", {"encoded": 0})
+            _write_json(directory / MANIFEST, manifest)
+        if not manifest["complete"]:
+            _encode(directory, retriever=retriever, builder=builder, batch_size=batch_size)
+            embeddings = np.load(directory / "embeddings.npy", mmap_mode="r")
+            _write_faiss(directory, embeddings, index_type)
+            manifest.update(complete=True, rows=int(embeddings.shape[0]), dim=int(embeddings.shape[1]))
+            _write_json(directory / MANIFEST, manifest)
+            (directory / "progress.json").unlink(missing_ok=True)
+        return cls.load(directory, identity=identity, use_gpu=use_gpu)
+
+    # -- loading ------------------------------------------------------------------------------
+    @classmethod
+    def load(cls, directory: str | Path, *, identity: Mapping[str, Any] | None = None,
+             use_gpu: bool | None = None) -> EntityIndex:
+        """Open a finished index folder (arrays memory-mapped, faiss index read once).
+
+        Args:
+            directory: a folder written by `build`.
+            identity: when given, each of its keys must match the manifest's (see `index_identity`).
+            use_gpu: move the faiss index to the GPU(s); None: when faiss and torch see one.
+
+        Raises:
+            ModelLoadError: the folder is missing, unfinished or built from another KB/checkpoint/config.
+        """
+        directory = Path(directory)
+        manifest = _read_manifest(directory)
+        if not manifest.get("complete"):
+            raise ModelLoadError(f"{directory} holds no finished entity index; build it with "
+                                 f"python -m annotator.index --model DIR --kb PATH --out {directory}")
+        stale = sorted(k for k in identity or {} if manifest["identity"].get(k) != identity[k])
+        if stale:
+            raise ModelLoadError(f"the index in {directory} was built for another {', '.join(stale)} "
+                                 f"({ {k: manifest['identity'].get(k) for k in stale} }); rebuild it")
+        titles = (directory / "titles.txt").read_text(encoding="utf-8").split("\n")[:-1]
+        qids = [q or None for q in (directory / "qids.txt").read_text(encoding="utf-8").split("\n")[:-1]]
+        entity_ids = np.load(directory / "entity_ids.npy", mmap_mode="r")
+        lengths = np.load(directory / "entity_lengths.npy", mmap_mode="r")
+        embeddings = np.load(directory / "embeddings.npy", mmap_mode="r")
+        index = faiss.read_index(str(directory / "faiss.index"))
+        if not len(titles) == len(entity_ids) == len(embeddings) == index.ntotal:
+            raise ModelLoadError(f"{directory} is inconsistent: {len(titles)} titles, {len(entity_ids)} id rows, "
+                                 f"{len(embeddings)} vectors, {index.ntotal} indexed")
+        if use_gpu is None:
+            use_gpu = torch.cuda.is_available() and hasattr(faiss, "StandardGpuResources")
+        if use_gpu:
+            index = _to_gpu(index)
+        logger.info("loaded entity index %s: %d entities, %s", directory, index.ntotal, manifest["index_type"])
+        return cls(directory, manifest, titles, qids, entity_ids, lengths, embeddings, index)
+
+    # -- use -----------------------------------------------------------------------------------
+    def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The k entities of highest inner product for each query.
+
+        Args:
+            queries: (n, dim) query vectors.
+            k: hits per query (at most the number of entities).
+
+        Returns:
+            scores (n, k') float32 and rows (n, k') int64, best first, k' = min(k, entities). Approximate
+            indexes may find fewer than k' hits; those slots hold row -1 and score -inf.
+        """
+        k = min(k, self.index.ntotal)
+        scores, rows = self.index.search(np.ascontiguousarray(queries, dtype=np.float32), k)
+        scores[rows < 0] = -np.inf
+        return scores, rows
+
+    def entity_token_ids(self, rows: Iterable[int]) -> list[list[int]]:
+        """The stored entity input ids of the given rows (nothing is tokenized)."""
+        return [self.entity_ids[row, : self.lengths[row]].tolist() for row in rows]
+
+
+def checkpoint_identity(files: Sequence[Path]) -> str:
+    """A cheap identity of model weights: sha256 over each file's name, size and first MiB."""
+    digest = hashlib.sha256()
+    for path in sorted(files):
+        digest.update(f"{path.name}:{path.stat().st_size}".encode())
+        with path.open("rb") as handle:
+            digest.update(handle.read(2**20))
+    return digest.hexdigest()
+
+
+def _read_manifest(directory: Path) -> dict[str, Any]:
+    path = directory / MANIFEST
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+
+def _write_json(path: Path, value: Any) -> None:
+    # Write then rename, so an interruption never leaves half a file behind.
+    partial = path.with_suffix(".partial")
+    partial.write_text(json.dumps(value, indent=2) + "\n", encoding="utf-8")
+    partial.replace(path)
+
+
+def _batched(items: Iterable[Entity], size: int) -> Iterable[list[Entity]]:
+    iterator = iter(items)
+    while chunk := list(itertools.islice(iterator, size)):
+        yield chunk
+
+
+def _tokenize_kb(directory: Path, *, kb_path: str | Path, builder: InputBuilder, limit: int | None) -> None:
+    """Write titles, qids, entity ids and lengths (streamed in chunks; RAM holds one chunk of texts)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    width = builder.config.max_entity_len
+    entities = itertools.islice(read_kb(kb_path), limit)
+    ids_path, lengths_path = directory / "entity_ids.raw", directory / "entity_lengths.raw"
+    with (open(directory / "titles.txt", "w", encoding="utf-8") as titles,
+          open(directory / "qids.txt", "w", encoding="utf-8") as qids,
+          open(ids_path, "wb") as ids_file, open(lengths_path, "wb") as lengths_file):
+        for chunk in tqdm(_batched(entities, _TOKENIZE_CHUNK), desc="tokenizing KB", unit="chunk"):
+            sequences = builder.entity_inputs([e.title for e in chunk], [e.text for e in chunk])
+            padded = np.zeros((len(chunk), width), dtype=np.int32)
+            for row, sequence in enumerate(sequences):
+                padded[row, : len(sequence)] = sequence
+            ids_file.write(padded.tobytes())
+            lengths_file.write(np.array([len(s) for s in sequences], dtype=np.int32).tobytes())
+            titles.writelines(e.title.replace("\n", " ") + "\n" for e in chunk)
+            qids.writelines((e.qid or "") + "\n" for e in chunk)
+    lengths = np.fromfile(lengths_path, dtype=np.int32)
+    _save_npy(directory / "entity_lengths.npy", lengths)
+    _save_npy(directory / "entity_ids.npy", np.fromfile(ids_path, dtype=np.int32).reshape(len(lengths), width))
+    ids_path.unlink()
+    lengths_path.unlink()
+    logger.info("tokenized %d entities from %s", len(lengths), kb_path)
+
+
+def _save_npy(path: Path, array: np.ndarray) -> None:
+    stored = np.lib.format.open_memmap(path, mode="w+", dtype=array.dtype, shape=array.shape)
+    stored[:] = array
+    stored.flush()
+
+
+def _encode(directory: Path, *, retriever: DualEncoder, builder: InputBuilder, batch_size: int) -> None:
+    """Fill embeddings.npy in length order, recording progress so that a restart continues."""
+    entity_ids = np.load(directory / "entity_ids.npy", mmap_mode="r")
+    lengths = np.load(directory / "entity_lengths.npy")
+    path = directory / "embeddings.npy"
+    shape = (len(lengths), retriever.dim)
+    done = json.loads((directory / "progress.json").read_text())["encoded"]
+    if done == 0 or not path.is_file():
+        done = 0
+        np.lib.format.open_memmap(path, mode="w+", dtype=np.float16, shape=shape).flush()
+    embeddings = np.load(path, mmap_mode="r+")
+    # Similar lengths share a batch, so padding wastes little; the order is the same after a restart.
+    order = np.argsort(lengths, kind="stable")
+    device = next(retriever.parameters()).device
+    starts = range(done, len(order), batch_size)
+    with torch.inference_mode():
+        for count, start in enumerate(tqdm(starts, desc="encoding entities", unit="batch"), start=1):
+            rows = np.sort(order[start:start + batch_size])
+            sequences = [entity_ids[row, : lengths[row]].tolist() for row in rows]
+            vectors = retriever.embed_entities(builder.pad(sequences).to(device))  # (batch, dim)
+            embeddings[rows] = vectors.float().cpu().numpy().astype(np.float16)
+            if count % _SAVE_EVERY_BATCHES == 0 or start + batch_size >= len(order):
+                embeddings.flush()
+                _write_json(directory / "progress.json", {"encoded": min(start + batch_size, len(order))})
+    embeddings.flush()
+
+
+def _write_faiss(directory: Path, embeddings: np.ndarray, index_type: str) -> None:
+    rows, dim = embeddings.shape
+    index = new_faiss_index(index_type, dim, rows)
+    if not index.is_trained:
+        sample = np.random.default_rng(0).choice(rows, size=min(rows, 256 * 1024), replace=False)
+        index.train(np.asarray(embeddings[np.sort(sample)], dtype=np.float32))
+    for start in range(0, rows, 100_000):
+        index.add(np.asarray(embeddings[start:start + 100_000], dtype=np.float32))
+    faiss.write_index(index, str(directory / "faiss.index"))
+
+
+def _to_gpu(index: faiss.Index) -> faiss.Index:
+    try:
+        options = faiss.GpuMultipleClonerOptions()
+        options.useFloat16 = True  # halves GPU memory; inner products keep ~3 significant digits
+        return faiss.index_cpu_to_all_gpus(index, co=options)
+    except (AttributeError, RuntimeError) as exc:
+        logger.warning("faiss index stays on the CPU (%s)", exc)
+        return index

@@ -1,0 +1,1 @@
+"""Benchmarks: scripts that print their figures (never asserted in tests)."""

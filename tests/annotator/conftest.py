@@ -1,0 +1,63 @@
+"""Shared fixtures: a tiny random-weight EntQA checkpoint, a tiny KB and a linker over both."""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import torch
+from transformers import BertConfig, PreTrainedTokenizerBase
+
+from annotator.checkpoint import save_checkpoint
+from annotator.config import LinkerConfig
+from annotator.encoders import MINILM, encoder_from_config, load_tokenizer, resolve_encoder
+from annotator.pipeline import Linker
+from annotator.reader import Reader
+from annotator.retriever import DualEncoder
+
+RESOURCES = Path(__file__).resolve().parents[1] / "resources" / "annotator"
+
+# Small windows so that a sentence already spans several overlapping passages.
+TINY_CONFIG = LinkerConfig(passage_len=12, stride=5, max_entity_len=24, top_k=4, reader_batch_size=16,
+                           retriever_batch_size=8)
+
+
+@pytest.fixture(scope="session")
+def tokenizer() -> PreTrainedTokenizerBase:
+    """The real all-MiniLM-L6-v2 fast tokenizer (BERT uncased wordpieces)."""
+    return load_tokenizer(resolve_encoder(MINILM))
+
+
+@pytest.fixture(scope="session")
+def tiny_checkpoint(tmp_path_factory: pytest.TempPathFactory, tokenizer: PreTrainedTokenizerBase) -> Path:
+    """A checkpoint folder with random 2-layer, 32-wide BERT towers and reader (CPU, milliseconds)."""
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    architecture = BertConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2,
+                              num_attention_heads=2, intermediate_size=64, max_position_embeddings=256)
+    retriever = DualEncoder(encoder_from_config(architecture), encoder_from_config(architecture))
+    reader = Reader(encoder_from_config(architecture))
+    return save_checkpoint(tmp_path_factory.mktemp("tiny-entqa"), config=TINY_CONFIG, tokenizer=tokenizer,
+                           retriever=retriever, reader=reader)
+
+
+@pytest.fixture(scope="session")
+def tiny_kb() -> Path:
+    """Twelve entities in the shared KB format, two of them title-only."""
+    return RESOURCES / "kb_shared.jsonl"
+
+
+@pytest.fixture(scope="session")
+def entqa_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """$ENTQA_CACHE pointed at a temporary folder for the whole session."""
+    with pytest.MonkeyPatch.context() as patch:
+        path = tmp_path_factory.mktemp("entqa-cache")
+        patch.setenv("ENTQA_CACHE", str(path))
+        yield path
+
+
+@pytest.fixture(scope="session")
+def tiny_linker(tiny_checkpoint: Path, tiny_kb: Path, entqa_cache: Path) -> Linker:
+    """A CPU linker over the tiny KB that keeps every span beating [CLS] (γ = 0)."""
+    return Linker.from_pretrained(tiny_checkpoint, kb_path=tiny_kb, device="cpu",
+                                  config_overrides={"threshold": 0.0})

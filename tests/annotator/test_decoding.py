@@ -1,0 +1,86 @@
+"""Tests for annotator.decoding on hand-set logits whose answer is known."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from annotator.decoding import decode_passage, given_span_scores, softmax, span_probabilities
+
+HIGH = 10.0
+
+
+def peaked(positions: int, peak: int, *, rows: int = 1) -> np.ndarray:
+    """(rows, positions) logits of 0 with HIGH at `peak`."""
+    logits = np.zeros((rows, positions))
+    logits[:, peak] = HIGH
+    return logits
+
+
+def test_span_probability_is_the_product_of_start_and_end() -> None:
+    start, end = np.array([[0.0, 1.0, 2.0]]), np.array([[2.0, 0.0, 1.0]])
+    spans = span_probabilities(start, end)
+    assert spans[0, 1, 2] == pytest.approx(softmax(start)[0, 1] * softmax(end)[0, 2])
+    assert spans.sum() == pytest.approx(1.0)
+
+
+def test_clear_span_is_found_in_passage_wordpiece_indices() -> None:
+    # Positions: 0 = [CLS], 1..6 = passage wordpieces 0..5; the mention is wordpieces 2..3.
+    [span] = decode_passage(peaked(7, 3), peaked(7, 4), np.zeros(1), top_spans=1, max_span_len=10, threshold=0.05)
+    assert (span.candidate, span.start, span.end) == (0, 2, 3)
+    assert span.p_rerank == pytest.approx(1.0)
+    assert span.p_span == pytest.approx(span_probabilities(peaked(7, 3), peaked(7, 4))[0, 3, 4])
+
+
+def test_cls_span_rejects_every_span_even_without_threshold() -> None:
+    assert decode_passage(peaked(7, 0), peaked(7, 0), np.zeros(1), top_spans=3, max_span_len=10, threshold=0.0) == []
+
+
+def test_only_spans_that_beat_cls_are_kept() -> None:
+    # [CLS] and one span share the start mass; only spans more probable than [CLS] survive.
+    start = np.array([[HIGH, HIGH, 0, 0, 0]])
+    end = np.array([[HIGH, 0, HIGH + 1, 0, 0]])
+    spans = decode_passage(start, end, np.zeros(1), top_spans=3, max_span_len=10, threshold=0.0)
+    assert [(s.start, s.end) for s in spans] == [(0, 1)]
+
+
+def test_top_spans_limits_spans_per_candidate() -> None:
+    start, end = np.zeros((2, 6)), np.zeros((2, 6))
+    start[:, 0] = end[:, 0] = -HIGH  # [CLS] improbable: every span beats it
+    for top in (1, 3):
+        spans = decode_passage(start, end, np.zeros(2), top_spans=top, max_span_len=10, threshold=0.0)
+        assert [s.candidate for s in spans] == [0] * top + [1] * top
+
+
+def test_spans_longer_than_max_span_len_are_never_returned() -> None:
+    start, end = peaked(9, 1), peaked(9, 7)  # best span: 7 wordpieces
+    start[0, 0] = end[0, 0] = -HIGH
+    spans = decode_passage(start, end, np.zeros(1), top_spans=3, max_span_len=3, threshold=0.0)
+    assert spans and all(s.end - s.start < 3 for s in spans)
+    long = decode_passage(start, end, np.zeros(1), top_spans=1, max_span_len=7, threshold=0.0)
+    assert [(s.start, s.end) for s in long] == [(0, 6)]
+
+
+def test_threshold_filters_on_rerank_times_span_probability() -> None:
+    # Same clear span for two candidates; p_rerank = 0.8 and 0.2.
+    start, end = peaked(5, 2, rows=2), peaked(5, 2, rows=2)
+    rerank = np.log(np.array([0.8, 0.2]))
+    p_span = span_probabilities(start, end)[0, 2, 2]
+    kept = decode_passage(start, end, rerank, top_spans=1, max_span_len=10, threshold=0.5)
+    assert [(s.candidate, round(s.score, 6)) for s in kept] == [(0, round(0.8 * p_span, 6))]
+    both = decode_passage(start, end, rerank, top_spans=1, max_span_len=10, threshold=0.1)
+    assert [s.candidate for s in both] == [0, 1]
+    at_score = decode_passage(start, end, rerank, top_spans=1, max_span_len=10, threshold=both[1].score)
+    assert [s.candidate for s in at_score] == [0]  # strictly greater than γ
+
+
+def test_passage_without_candidates_decodes_to_nothing() -> None:
+    assert decode_passage(np.zeros((0, 5)), np.zeros((0, 5)), np.zeros(0), top_spans=3, max_span_len=10,
+                          threshold=0.0) == []
+
+
+def test_given_span_scores() -> None:
+    start, end, rerank = peaked(6, 2, rows=2), peaked(6, 3, rows=2), np.array([0.0, 1.0])
+    scores = given_span_scores(start, end, rerank, 1, 2)
+    expected = softmax(rerank) * span_probabilities(start, end)[:, 2, 3]
+    np.testing.assert_allclose(scores, expected)
+    assert int(np.argmax(scores)) == 1

@@ -1,0 +1,45 @@
+"""Tests for annotator.merging: offsets through the passage mapping and each merge rule."""
+from __future__ import annotations
+
+from annotator.decoding import LabelledSpan
+from annotator.merging import (LinkedSpan, best_entity_per_span, drop_overlaps, merge, merge_duplicates,
+                               to_character_spans)
+from annotator.tokenization import Passage
+
+
+def test_passage_spans_map_through_the_offset_mapping() -> None:
+    text = "Lake Zürich 😀 shore"
+    passages = [Passage(0, 0, (1, 2, 3), ((0, 4), (5, 11), (12, 13))),
+                Passage(1, 1, (2, 3, 4), ((5, 11), (12, 13), (14, 19)))]
+    spans = [LabelledSpan(0, 1, 0, 1, 0.5, 0.8), LabelledSpan(1, 0, 1, 2, 1.0, 0.3)]
+    linked = to_character_spans(spans, passages, [[10, 11], [12]])
+    assert [(text[s.start:s.end], s.entity) for s in linked] == [("Lake Zürich", 11), ("😀 shore", 12)]
+    assert linked[0].score == 0.4
+
+
+def test_exact_duplicates_merge_keeping_the_best_score() -> None:
+    spans = [LinkedSpan(0, 4, 1, 0.3), LinkedSpan(0, 4, 1, 0.6), LinkedSpan(0, 4, 2, 0.5)]
+    assert sorted(merge_duplicates(spans), key=lambda s: s.entity) == [LinkedSpan(0, 4, 1, 0.6),
+                                                                       LinkedSpan(0, 4, 2, 0.5)]
+
+
+def test_same_span_keeps_its_best_entity() -> None:
+    spans = [LinkedSpan(0, 4, 1, 0.3), LinkedSpan(0, 4, 2, 0.5), LinkedSpan(5, 9, 1, 0.1)]
+    assert sorted(best_entity_per_span(spans), key=lambda s: s.start) == [LinkedSpan(0, 4, 2, 0.5),
+                                                                          LinkedSpan(5, 9, 1, 0.1)]
+
+
+def test_overlaps_keep_the_best_greedily() -> None:
+    # 0:10 beats 5:15, so 5:15 goes; 12:20 then overlaps nothing kept and stays; touching ends do not overlap.
+    spans = [LinkedSpan(5, 15, 1, 0.4), LinkedSpan(0, 10, 2, 0.5), LinkedSpan(12, 20, 3, 0.3),
+             LinkedSpan(20, 22, 4, 0.2)]
+    assert sorted(drop_overlaps(spans), key=lambda s: s.start) == [
+        LinkedSpan(0, 10, 2, 0.5), LinkedSpan(12, 20, 3, 0.3), LinkedSpan(20, 22, 4, 0.2)]
+
+
+def test_modes() -> None:
+    spans = [LinkedSpan(0, 4, 1, 0.3), LinkedSpan(0, 4, 1, 0.2), LinkedSpan(0, 4, 2, 0.5),
+             LinkedSpan(2, 8, 3, 0.4)]
+    assert merge(spans, mode="paper") == [LinkedSpan(0, 4, 2, 0.5), LinkedSpan(0, 4, 1, 0.3),
+                                          LinkedSpan(2, 8, 3, 0.4)]
+    assert merge(spans, mode="gerbil") == [LinkedSpan(0, 4, 2, 0.5)]

@@ -1,0 +1,105 @@
+"""Tests for annotator.pipeline.Linker end to end on a tiny random model and a tiny KB (CPU)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import annotator.retrieval
+from annotator.data_types import Mention
+from annotator.linking import EntityLinker
+from annotator.pipeline import Linker
+from annotator.uris import dbpedia_uri
+
+from tests.annotator.test_tokenization import TRICKY, TRICKY_WORDS
+
+TEXT = ("SOCCER - Lyon beat Paris in Zürich 😀 while Ada Lovelace watched from São\u00a0Paulo; "
+        "later\tthe team flew over Mount Everest to Berlin, Germany.")
+
+
+def test_linker_is_an_entity_linker(tiny_linker: Linker) -> None:
+    assert isinstance(tiny_linker, EntityLinker)
+    assert tiny_linker.describe()["entities"] == "12"
+    assert tiny_linker.describe()["device"] == "cpu float32"
+
+
+@pytest.mark.parametrize("text", ["", " ", "\t\n \u200b"])
+def test_empty_or_blank_text_links_nothing(tiny_linker: Linker, text: str) -> None:
+    assert tiny_linker.link(text) == []
+    assert tiny_linker.link(text, []) == []
+
+
+@pytest.mark.parametrize("text", [TEXT, TRICKY])
+def test_mentions_are_sorted_exact_and_do_not_overlap(tiny_linker: Linker, text: str) -> None:
+    mentions = tiny_linker.link(text)
+    assert mentions, "γ = 0 keeps every span that beats [CLS]; a random reader finds some"
+    assert mentions == sorted(mentions, key=lambda m: (m.start, m.end))
+    for mention in mentions:
+        assert text[mention.start:mention.end] == mention.surface
+        assert mention.surface == mention.surface.strip()
+        assert mention.title in tiny_linker.index.titles
+        assert mention.uri == dbpedia_uri(mention.title)
+        assert 0.0 < mention.score <= 1.0
+    assert all(a.end <= b.start for a, b in zip(mentions, mentions[1:]))
+
+
+def test_paper_mode_keeps_what_gerbil_mode_resolves(tiny_checkpoint: Path, tiny_kb: Path,
+                                                    tiny_linker: Linker) -> None:
+    paper = Linker.from_pretrained(tiny_checkpoint, kb_path=tiny_kb, device="cpu",
+                                   config_overrides={"threshold": 0.0, "merge": "paper"})
+    raw, resolved = paper.link(TEXT), tiny_linker.link(TEXT)
+    assert set(resolved) <= set(raw)
+    assert len({(m.start, m.end, m.title) for m in raw}) == len(raw)  # exact duplicates merged
+    assert len(raw) > len(resolved)
+
+
+def test_d2kb_returns_one_entity_per_given_span(tiny_linker: Linker) -> None:
+    spans = [(TEXT.index(w), TEXT.index(w) + len(w)) for w in ("Lyon", "Paris", "Zürich", "😀", "São\u00a0Paulo",
+                                                                 "Mount Everest", "Germany")]
+    spans.append((0, len(TEXT)))  # longer than any passage
+    spans.append((TEXT.index("\t"), TEXT.index("\t") + 1))  # covers no wordpiece
+    mentions = tiny_linker.link(TEXT, spans)
+    assert [(m.start, m.end) for m in mentions] == sorted(spans)
+    assert all(m.title in tiny_linker.index.titles and m.score >= 0 for m in mentions)
+    assert [m.surface for m in mentions if m.surface in TRICKY_WORDS] == ["Zürich", "😀"]
+
+
+def test_given_span_outside_the_text_is_rejected(tiny_linker: Linker) -> None:
+    with pytest.raises(ValueError, match="outside"):
+        tiny_linker.link("Paris", [(3, 9)])
+
+
+def test_link_batch_equals_link(tiny_linker: Linker) -> None:
+    texts = [TEXT, "", TRICKY, "Paris"]
+    batched, single = tiny_linker.link_batch(texts), [tiny_linker.link(t) for t in texts]
+    # Padding to other lengths in shared batches moves scores in the last float digits only.
+    assert [[(m.start, m.end, m.title) for m in ms] for ms in batched] == \
+        [[(m.start, m.end, m.title) for m in ms] for ms in single]
+    assert [m.score for ms in batched for m in ms] == pytest.approx([m.score for ms in single for m in ms])
+
+
+def test_requests_never_tokenize_entities(tiny_linker: Linker, monkeypatch: pytest.MonkeyPatch) -> None:
+    def forbidden(*args: object, **kwargs: object) -> None:
+        raise AssertionError("entity text tokenized during a request")
+
+    monkeypatch.setattr(tiny_linker.builder, "entity_inputs", forbidden)
+    assert isinstance(tiny_linker.link(TEXT)[0], Mention)
+
+
+def test_cached_index_is_reused_and_env_overrides_config(tiny_checkpoint: Path, tiny_kb: Path, tiny_linker: Linker,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_encoding(*args: object, **kwargs: object) -> None:
+        raise AssertionError("index rebuilt")
+
+    monkeypatch.setattr(annotator.retrieval, "_encode", no_encoding)
+    monkeypatch.setenv("ENTQA_TOP_K", "2")
+    linker = Linker.from_pretrained(tiny_checkpoint, kb_path=tiny_kb, device="cpu")
+    assert linker.config.top_k == 2 and linker.index.directory == tiny_linker.index.directory
+
+
+def test_explicit_index_dir_and_kb_from_environment(tiny_checkpoint: Path, tiny_kb: Path, tiny_linker: Linker,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    linker = Linker.from_pretrained(tiny_checkpoint, index_dir=tiny_linker.index.directory, device="cpu")
+    assert linker.index.titles == tiny_linker.index.titles
+    monkeypatch.setenv("ENTQA_KB_PATH", str(tiny_kb))
+    assert Linker.from_pretrained(tiny_checkpoint, device="cpu").kb_path == tiny_kb

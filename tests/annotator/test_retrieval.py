@@ -1,0 +1,131 @@
+"""Tests for annotator.retrieval: build → save → load, exact top-K, resumable builds, identity checks."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from transformers import PreTrainedTokenizerBase
+
+import annotator.retrieval
+from annotator.checkpoint import load_config, load_retriever
+from annotator.errors import ConfigError, ModelLoadError
+from annotator.kb import read_kb
+from annotator.retrieval import EntityIndex, index_identity
+from annotator.retriever import DualEncoder
+from annotator.tokenization import InputBuilder
+
+
+@pytest.fixture(scope="module")
+def retriever(tiny_checkpoint: Path) -> DualEncoder:
+    return load_retriever(tiny_checkpoint, load_config(tiny_checkpoint))
+
+
+@pytest.fixture(scope="module")
+def builder(tiny_checkpoint: Path, tokenizer: PreTrainedTokenizerBase) -> InputBuilder:
+    return InputBuilder(tokenizer, load_config(tiny_checkpoint))
+
+
+def build(directory: Path, kb: Path, retriever: DualEncoder, builder: InputBuilder, **options) -> EntityIndex:
+    return EntityIndex.build(directory, kb_path=kb, retriever=retriever, builder=builder, checkpoint_id="tiny",
+                             use_gpu=False, **options)
+
+
+def brute_force(embeddings: np.ndarray, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    scores = queries @ embeddings.astype(np.float32).T  # (n, rows)
+    rows = np.argsort(-scores, axis=1, kind="stable")[:, :k]
+    return np.take_along_axis(scores, rows, axis=1), rows
+
+
+def test_saved_index_loads_and_matches_brute_force(tmp_path: Path, tiny_kb: Path, retriever: DualEncoder,
+                                                    builder: InputBuilder) -> None:
+    build(tmp_path, tiny_kb, retriever, builder, batch_size=5)
+    index = EntityIndex.load(tmp_path, use_gpu=False)
+    assert index.titles == [e.title for e in read_kb(tiny_kb)]
+    assert index.qids[0] == "Q90" and index.qids[1] is None
+    queries = np.random.default_rng(0).standard_normal((6, index.dim)).astype(np.float32)
+    scores, rows = index.search(queries, 5)
+    expected_scores, expected_rows = brute_force(np.asarray(index.embeddings), queries, 5)
+    np.testing.assert_array_equal(rows, expected_rows)
+    np.testing.assert_allclose(scores, expected_scores, rtol=1e-5, atol=1e-5)
+
+
+def test_vectors_and_ids_are_the_entity_tower_of_the_stored_inputs(tmp_path: Path, tiny_kb: Path,
+                                                                   retriever: DualEncoder,
+                                                                   builder: InputBuilder) -> None:
+    index = build(tmp_path, tiny_kb, retriever, builder, batch_size=4)
+    entities = list(read_kb(tiny_kb))
+    expected_ids = builder.entity_inputs([e.title for e in entities], [e.text for e in entities])
+    assert index.entity_token_ids(range(len(entities))) == expected_ids
+    with torch.inference_mode():
+        expected = retriever.embed_entities(builder.pad(expected_ids)).numpy()
+    np.testing.assert_allclose(np.asarray(index.embeddings, dtype=np.float32), expected, atol=2e-3)
+
+
+def test_k_beyond_the_kb_returns_every_entity(tmp_path: Path, tiny_kb: Path, retriever: DualEncoder,
+                                              builder: InputBuilder) -> None:
+    index = build(tmp_path, tiny_kb, retriever, builder)
+    _, rows = index.search(np.ones((1, index.dim), dtype=np.float32), 100)
+    assert sorted(rows[0].tolist()) == list(range(12))
+
+
+@pytest.mark.parametrize("index_type", ["hnsw", "ivfpq"])
+def test_approximate_indexes_build_and_search(tmp_path: Path, tiny_kb: Path, retriever: DualEncoder,
+                                              builder: InputBuilder, index_type: str) -> None:
+    index = build(tmp_path, tiny_kb, retriever, builder, index_type=index_type)
+    assert index.manifest["index_type"] == index_type
+    scores, rows = index.search(np.asarray(index.embeddings[:3], dtype=np.float32), 3)
+    assert rows.shape == (3, 3) and ((rows >= 0) | np.isneginf(scores)).all()
+    if index_type == "hnsw":  # exact on a KB this small
+        np.testing.assert_array_equal(rows, brute_force(np.asarray(index.embeddings),
+                                                        np.asarray(index.embeddings[:3], dtype=np.float32), 3)[1])
+
+
+def test_unknown_index_type_lists_the_valid_ones(tmp_path: Path, tiny_kb: Path, retriever: DualEncoder,
+                                                 builder: InputBuilder) -> None:
+    with pytest.raises(ConfigError, match=r"'annoy'.*\['flat', 'hnsw', 'ivfpq'\]"):
+        build(tmp_path, tiny_kb, retriever, builder, index_type="annoy")
+
+
+def test_load_rejects_an_index_of_another_kb_or_checkpoint(tmp_path: Path, tiny_kb: Path, retriever: DualEncoder,
+                                                           builder: InputBuilder) -> None:
+    build(tmp_path / "index", tiny_kb, retriever, builder)
+    config = builder.config.to_dict()
+    EntityIndex.load(tmp_path / "index", identity=index_identity(kb_path=tiny_kb, checkpoint_id="tiny",
+                                                                 config=config), use_gpu=False)
+    other_kb = tmp_path / "other.jsonl"
+    other_kb.write_text('{"title": "Paris", "text": ""}\n', encoding="utf-8")
+    with pytest.raises(ModelLoadError, match="kb_fingerprint"):
+        EntityIndex.load(tmp_path / "index", identity=index_identity(kb_path=other_kb, checkpoint_id="tiny",
+                                                                     config=config))
+    with pytest.raises(ModelLoadError, match="checkpoint"):
+        EntityIndex.load(tmp_path / "index", identity=index_identity(kb_path=None, checkpoint_id="other",
+                                                                     config=config))
+    with pytest.raises(ModelLoadError, match="no finished entity index"):
+        EntityIndex.load(tmp_path / "missing")
+
+
+def test_interrupted_build_resumes_without_re_encoding(tmp_path: Path, tiny_kb: Path, retriever: DualEncoder,
+                                                       builder: InputBuilder,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    reference = build(tmp_path / "reference", tiny_kb, retriever, builder, batch_size=2)
+    monkeypatch.setattr(annotator.retrieval, "_SAVE_EVERY_BATCHES", 1)
+    calls: list[int] = []
+    original = DualEncoder.embed_entities
+
+    def failing_after_three(self: DualEncoder, batch):  # noqa: ANN001, ANN202
+        calls.append(len(batch.input_ids))
+        if len(calls) == 4:
+            raise KeyboardInterrupt
+        return original(self, batch)
+
+    monkeypatch.setattr(DualEncoder, "embed_entities", failing_after_three)
+    with pytest.raises(KeyboardInterrupt):
+        build(tmp_path / "resumed", tiny_kb, retriever, builder, batch_size=2)
+    calls.clear()
+    monkeypatch.setattr(DualEncoder, "embed_entities", lambda self, batch: (calls.append(1), original(self, batch))[1])
+    resumed = build(tmp_path / "resumed", tiny_kb, retriever, builder, batch_size=2)
+    assert len(calls) == 6 - 3  # 12 entities in batches of 2; three were saved before the interruption
+    np.testing.assert_array_equal(np.asarray(resumed.embeddings), np.asarray(reference.embeddings))
+    assert not (tmp_path / "resumed" / "progress.json").exists()
