@@ -161,7 +161,7 @@ class Linker:
 
     def _read(self, inputs: Sequence[Sequence[int]], passage_lengths: Sequence[int],
               candidates: Sequence[np.ndarray]) -> list[PassageScores]:
-        """One reader pass over all (passage, candidate) pairs, batched by similar length.
+        """The reader's scores of every (passage, candidate) pair, gathered per passage.
 
         Only [CLS] and passage positions are kept: the topic is context, never a mention.
         """
@@ -169,23 +169,48 @@ class Linker:
         pairs = [(p, k) for p, rows in enumerate(candidates) for k in range(len(rows))]
         sequences = [self.builder.reader_input(inputs[p], ids) for (p, _), ids in zip(pairs, entity_ids)]
         widths = [1 + n for n in passage_lengths]  # [CLS] + passage wordpieces
+        start, end, rerank = self._score_pairs(sequences, max(widths))
         scores = [PassageScores(rows, np.empty((len(rows), widths[p])), np.empty((len(rows), widths[p])),
                                 np.empty(len(rows))) for p, rows in enumerate(candidates)]
-        order = sorted(range(len(pairs)), key=lambda i: len(sequences[i][0]))
-        size = self.config.reader_batch_size
-        with torch.inference_mode():
-            for first in range(0, len(order), size):
-                chosen = order[first:first + size]
-                batch = self.builder.pad([sequences[i][0] for i in chosen], [sequences[i][1] for i in chosen])
-                logits = self.reader(batch.to(self.device))
-                start, end = (x[:, : max(widths)].float().cpu().numpy() for x in (logits.start, logits.end))
-                rerank = logits.rerank.float().cpu().numpy()
-                for row, i in enumerate(chosen):
-                    p, k = pairs[i]
-                    target = scores[p]
-                    target.start[k], target.end[k] = start[row, : widths[p]], end[row, : widths[p]]
-                    target.rerank[k] = rerank[row]
+        for i, (p, k) in enumerate(pairs):
+            target = scores[p]
+            target.start[k], target.end[k] = start[i, : widths[p]], end[i, : widths[p]]
+            target.rerank[k] = rerank[i]
         return scores
+
+    def _score_pairs(self, sequences: Sequence[tuple[list[int], list[int]]],
+                     width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """One reader pass over all pairs, batched by similar length (the seam a naive reader overrides).
+
+        Args:
+            sequences: (ids, segment ids) of each pair, as `InputBuilder.reader_input` makes them.
+            width: how many leading positions of start/end logits to return.
+
+        Returns:
+            start (pairs, width), end (pairs, width) and rerank (pairs,) logits, in the order of
+            `sequences`; positions beyond a pair's own length are -inf.
+        """
+        start = np.full((len(sequences), width), -np.inf)
+        end = np.full((len(sequences), width), -np.inf)
+        rerank = np.empty(len(sequences))
+        # Similar lengths share a batch, so that little compute goes to padding.
+        order = sorted(range(len(sequences)), key=lambda i: len(sequences[i][0]))
+        size = self.config.reader_batch_size
+        for first in range(0, len(order), size):
+            chosen = order[first:first + size]
+            batch_start, batch_end, batch_rerank = self._forward([sequences[i] for i in chosen], width)
+            columns = batch_start.shape[1]
+            start[chosen, :columns], end[chosen, :columns], rerank[chosen] = batch_start, batch_end, batch_rerank
+        return start, end, rerank
+
+    def _forward(self, sequences: Sequence[tuple[list[int], list[int]]],
+                 width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """One reader forward pass over a padded batch: start/end logits of its first `width` positions, rerank."""
+        batch = self.builder.pad([ids for ids, _ in sequences], [segments for _, segments in sequences])
+        with torch.inference_mode():
+            logits = self.reader(batch.to(self.device))
+        start, end = (x[:, :width].float().cpu().numpy() for x in (logits.start, logits.end))
+        return start, end, logits.rerank.float().cpu().numpy()
 
     def _decode(self, passages: Sequence[Passage], scores: Sequence[PassageScores]) -> list[LinkedSpan]:
         config = self.config

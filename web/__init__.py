@@ -17,6 +17,8 @@ logger = logging.getLogger(__name__)
 DEFAULTS: dict[str, Any] = {
     "MODEL_DIR": str(Path(__file__).resolve().parent.parent / "models" / "entqa-minilm"),
     "KB_PATH": None,
+    # A prebuilt entity index folder for KB_PATH (else the model's own or the cache's).
+    "INDEX_DIR": None,
     # Off by default: with confidences GERBIL tunes the threshold on the test set; without them the
     # reader's fixed threshold γ decides, as in the paper.
     "WITH_CONFIDENCE": False,
@@ -33,7 +35,7 @@ def create_app(config: Mapping[str, Any] | None = None, *, linker: EntityLinker 
     Args:
         config: settings that override the defaults and the environment.
         linker: the linker to serve; when None, the EntQA model in `MODEL_DIR` (with the KB at
-            `KB_PATH`, or its own) is loaded.
+            `KB_PATH`, or its own, indexed in `INDEX_DIR` when set) is loaded.
 
     Returns:
         The Flask application.
@@ -54,5 +56,6 @@ def _load_linker(app: Flask) -> EntityLinker:
     from annotator.pipeline import Linker
 
     logger.info("loading the linker from %s (KB: %s)", app.config["MODEL_DIR"], app.config["KB_PATH"] or "its own")
-    linker: EntityLinker = Linker.from_pretrained(app.config["MODEL_DIR"], kb_path=app.config["KB_PATH"])
+    linker: EntityLinker = Linker.from_pretrained(app.config["MODEL_DIR"], kb_path=app.config["KB_PATH"],
+                                                  index_dir=app.config["INDEX_DIR"])
     return linker

@@ -1,0 +1,4 @@
+"""The annotator tests' tiny checkpoint, KB and linker, shared with the bench tests."""
+from __future__ import annotations
+
+from tests.annotator.conftest import entqa_cache, tiny_checkpoint, tiny_kb, tiny_linker, tokenizer  # noqa: F401
