@@ -1,0 +1,126 @@
+"""Command line: `python -m annotator.train retriever|reader --train T --dev D --kb KB --out DIR [options]`."""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import gc
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import torch
+
+from annotator.checkpoint import (load_checkpoint_tokenizer, load_config, load_reader, load_retriever, new_reader,
+                                  new_retriever)
+from annotator.config import LinkerConfig
+from annotator.encoders import MINILM, load_tokenizer, resolve_encoder
+from annotator.tokenization import InputBuilder
+from annotator.training.data import (TitleLookup, build_documents, load_kb, read_nif_corpus,
+                                     read_title_variants)
+from annotator.training.loop import LAST, TRAINING_CONFIG_FILE, TrainingConfig, seed_everything
+from annotator.training.reader_trainer import ReaderTrainer, ReaderTrainingConfig
+from annotator.training.retriever_trainer import RetrieverTrainer, RetrieverTrainingConfig
+
+logger = logging.getLogger("annotator.train")
+
+# CLI flag -> training config field, for the flags that only override a default.
+_OVERRIDES = {"epochs": "epochs", "batch_size": "batch_size", "grad_accumulation": "grad_accumulation", "lr": "lr",
+              "max_entity_len": "max_entity_len", "negatives": "negatives", "hard_kb_size": "hard_kb_size",
+              "candidates": "candidates", "candidate_kb_size": "candidate_kb_size", "max_passages": "max_passages",
+              "max_steps": "max_steps", "dev_docs": "dev_docs", "eval_kb_size": "eval_kb_size",
+              "threads": "threads", "seed": "seed", "save_steps": "save_steps", "description_dropout": "description_dropout",
+              "eval_top_k": "eval_top_k"}
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m annotator.train", description=__doc__)
+    parser.add_argument("module", choices=("retriever", "reader"))
+    parser.add_argument("--train", type=Path, required=True, help="training corpus (NIF Turtle)")
+    parser.add_argument("--dev", type=Path, required=True, help="dev corpus (NIF Turtle), evaluated each epoch")
+    parser.add_argument("--kb", type=Path, required=True, help="entity KB (JSON lines, optionally gzipped)")
+    parser.add_argument("--out", type=Path, required=True, help="checkpoint folder (best dev) with last/ for resuming")
+    parser.add_argument("--retriever", type=Path, help="reader only: the trained retriever's checkpoint folder")
+    parser.add_argument("--encoder", default=MINILM, help="retriever only: base encoder name or folder")
+    parser.add_argument("--shared-towers", action="store_true",
+                        help="retriever only: one encoder for passages and entities (halves the checkpoint)")
+    parser.add_argument("--dev-title-variants", type=Path,
+                        help="TSV of other accepted dev titles (shared data: aida/dev_title_variants.tsv)")
+    parser.add_argument("--resume", action="store_true", help="continue from OUT/last")
+    parser.add_argument("--epochs", type=int)
+    parser.add_argument("--batch-size", type=int, help="passages per micro-batch")
+    parser.add_argument("--grad-accumulation", type=int)
+    parser.add_argument("--lr", type=float)
+    parser.add_argument("--max-entity-len", type=int)
+    parser.add_argument("--negatives", type=int, help="retriever: shared negatives per micro-batch")
+    parser.add_argument("--hard-kb-size", type=int, help="retriever: random entities in the hard-negative index")
+    parser.add_argument("--candidates", type=int, help="reader: candidates per passage")
+    parser.add_argument("--candidate-kb-size", type=int, help="reader: random entities in the candidate index")
+    parser.add_argument("--max-passages", type=int, help="train on a random subset of passages")
+    parser.add_argument("--max-steps", type=int, help="stop after this many optimiser steps")
+    parser.add_argument("--dev-docs", type=int, help="evaluate on the first N dev documents")
+    parser.add_argument("--eval-kb-size", type=int, help="random entities added to the dev golds for evaluation")
+    parser.add_argument("--eval-top-k", type=int, help="reader: candidates per passage in the dev evaluation")
+    parser.add_argument("--description-dropout", type=float, help="override the computed gold dropout")
+    parser.add_argument("--save-steps", type=int, help="also save OUT/last every N optimiser steps")
+    parser.add_argument("--threads", type=int)
+    parser.add_argument("--seed", type=int)
+    args = parser.parse_args(argv)
+    if args.module == "reader" and args.retriever is None:
+        parser.error("the reader needs --retriever DIR (a trained retriever checkpoint)")
+    return args
+
+
+def training_config(args: argparse.Namespace) -> TrainingConfig:
+    kind = RetrieverTrainingConfig if args.module == "retriever" else ReaderTrainingConfig
+    known = {f.name for f in dataclasses.fields(kind)}
+    return kind(**{field: getattr(args, flag) for flag, field in _OVERRIDES.items()
+                   if field in known and getattr(args, flag) is not None})
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    config = training_config(args)
+    torch.set_num_threads(config.threads)
+    seed_everything(config.seed)
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    args.out.mkdir(parents=True, exist_ok=True)
+    config.to_file(args.out / f"{args.module}_{TRAINING_CONFIG_FILE}", argv=sys.argv if argv is None else list(argv))
+    last = args.out / LAST
+    resuming = args.resume and (last / "config.json").is_file()
+
+    if args.module == "retriever":
+        linker_config = load_config(last) if resuming else LinkerConfig(encoder=args.encoder,
+                                                                         max_entity_len=config.max_entity_len,
+                                                                         shared_towers=args.shared_towers)
+        tokenizer = load_tokenizer(resolve_encoder(linker_config.encoder))
+        retriever = load_retriever(last, linker_config) if resuming else new_retriever(linker_config)
+    else:
+        linker_config = load_config(args.retriever).replace(max_entity_len=config.max_entity_len)
+        tokenizer = load_checkpoint_tokenizer(args.retriever)
+        retriever = load_retriever(args.retriever, linker_config).to(device)
+        reader = load_reader(last) if resuming else new_reader(linker_config)
+    builder = InputBuilder(tokenizer, linker_config)
+
+    kb = load_kb(args.kb)
+    train = build_documents(read_nif_corpus(args.train), builder, TitleLookup(kb))
+    variants = read_title_variants(args.dev_title_variants) if args.dev_title_variants else None
+    dev = build_documents(read_nif_corpus(args.dev)[: config.dev_docs], builder, TitleLookup(kb),
+                          title_variants=variants)
+
+    # The KB and corpora are millions of long-lived objects: keep the cyclic GC from rescanning them every step.
+    gc.freeze()
+    if args.module == "retriever":
+        trainer = RetrieverTrainer(retriever.to(device), builder, kb, train, dev, config=config,
+                                   linker_config=linker_config, device=device)
+    else:
+        trainer = ReaderTrainer(reader.to(device), retriever, builder, kb, train, dev, config=config,
+                                linker_config=linker_config, device=device, out=args.out)
+    best = trainer.train(out=args.out, resume=resuming)
+    logger.info("best dev: %s", best)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

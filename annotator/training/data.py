@@ -1,0 +1,273 @@
+"""Training data: the KB in memory, NIF documents cut into passages, gold mentions as wordpiece spans."""
+from __future__ import annotations
+
+import csv
+import gzip
+import json
+import logging
+import random
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import unquote
+
+from annotator.tokenization import InputBuilder, Passage
+from annotator.uris import DBPEDIA_RESOURCE, title_from_uri
+
+if TYPE_CHECKING:  # nif is imported lazily: only training reads corpora
+    from nif.data_types import NifDocument
+
+logger = logging.getLogger(__name__)
+
+NIL_PREFIX = "http://aida/notInWiki/"
+
+
+@dataclass
+class KnowledgeBase:
+    """Titles and descriptions of the KB as parallel lists; `row` maps a title to its list index."""
+
+    titles: list[str]
+    texts: list[str]
+    row: dict[str, int] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.row = {title: i for i, title in enumerate(self.titles)}
+
+    def __len__(self) -> int:
+        return len(self.titles)
+
+    def title_only_share(self, rows: Iterable[int] | None = None) -> float:
+        """Share of entries without a description, among `rows` (with repeats) or the whole KB."""
+        rows = range(len(self)) if rows is None else list(rows)
+        return sum(not self.texts[r] for r in rows) / max(len(rows), 1)
+
+    def subset(self, rows: Sequence[int]) -> KnowledgeBase:
+        """The entries at `rows`, in that order."""
+        return KnowledgeBase([self.titles[r] for r in rows], [self.texts[r] for r in rows])
+
+    def write_jsonl_gz(self, path: str | Path) -> Path:
+        """Writes the entries in the format of the shared KB (`{"title", "text", "qid"}` per line)."""
+        path = Path(path)
+        with gzip.open(path, "wt", encoding="utf-8") as f:
+            for title, text in zip(self.titles, self.texts):
+                f.write(json.dumps({"title": title, "text": text, "qid": None}, ensure_ascii=False) + "\n")
+        return path
+
+
+def load_kb(path: str | Path) -> KnowledgeBase:
+    """Reads a `{"title", "text", ...}` JSON-lines KB (gzip or plain) into memory (1M entries: ~10 s)."""
+    opener = gzip.open if str(path).endswith(".gz") else open
+    titles, texts = [], []
+    with opener(path, "rt", encoding="utf-8") as f:
+        for line in f:
+            entry = json.loads(line)
+            titles.append(entry["title"])
+            texts.append(entry.get("text") or "")
+    logger.info("read %d KB entities from %s (%.1f%% title-only)", len(titles), path,
+                100 * sum(not t for t in texts) / max(len(texts), 1))
+    return KnowledgeBase(titles, texts)
+
+
+class TitleLookup:
+    """Finds the KB row of a gold title, trying progressively looser forms, and counts how it was found.
+
+    Forms tried: the exact title; the enwiki normal form (percent-decoded, `_` → space, first letter
+    upper-cased); a case-insensitive match when it is unique. Outcomes are counted under those names
+    and under "missing".
+    """
+
+    def __init__(self, kb: KnowledgeBase) -> None:
+        self.kb = kb
+        self.outcomes: Counter[str] = Counter()
+        self.missing: Counter[str] = Counter()
+        self._folded: dict[str, int | None] | None = None
+
+    def _casefolded(self) -> dict[str, int | None]:
+        if self._folded is None:  # built on first need: 1M entries take about a second
+            folded: dict[str, int | None] = {}
+            for i, title in enumerate(self.kb.titles):
+                key = title.casefold()
+                folded[key] = None if key in folded else i  # None marks an ambiguous key
+            self._folded = folded
+        return self._folded
+
+    def row(self, title: str) -> int | None:
+        """The KB row of `title`, or None (counted as missing)."""
+        if title in self.kb.row:
+            self.outcomes["exact"] += 1
+            return self.kb.row[title]
+        normal = unquote(title).replace("_", " ").strip()
+        normal = normal[:1].upper() + normal[1:]
+        if normal in self.kb.row:
+            self.outcomes["normalised"] += 1
+            return self.kb.row[normal]
+        folded = self._casefolded().get(normal.casefold())
+        if folded is not None:
+            self.outcomes["case-insensitive"] += 1
+            return folded
+        self.outcomes["missing"] += 1
+        self.missing[title] += 1
+        return None
+
+    def report(self) -> str:
+        examples = ", ".join(repr(t) for t, _ in self.missing.most_common(10))
+        return (f"gold title lookup: {dict(self.outcomes)}; {len(self.missing)} distinct titles missing"
+                + (f" (e.g. {examples})" if examples else ""))
+
+
+@dataclass(frozen=True)
+class PassageGold:
+    """A gold mention inside a passage: its entity's KB row and its wordpiece span in the passage.
+
+    `start`/`end` index the passage's wordpieces (inclusive); in the reader input they sit at +1.
+    """
+
+    row: int
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class TrainingPassage:
+    """A passage with its model input and the gold mentions it contains entirely."""
+
+    document: int  # index of the document in its corpus
+    passage: Passage
+    input_ids: tuple[int, ...]  # `[CLS] passage [unused1] topic [SEP]`
+    golds: tuple[PassageGold, ...]
+
+    @property
+    def gold_rows(self) -> frozenset[int]:
+        return frozenset(g.row for g in self.golds)
+
+
+@dataclass(frozen=True)
+class GoldSpan:
+    """A linked gold mention in character offsets with the titles that count as correct for it."""
+
+    start: int
+    end: int
+    titles: frozenset[str]
+
+
+@dataclass(frozen=True)
+class TrainingDocument:
+    uri: str
+    text: str
+    gold_spans: tuple[GoldSpan, ...]  # InKB golds only (NIL mentions are not linked)
+    passages: tuple[TrainingPassage, ...]
+
+    @property
+    def gold_rows(self) -> frozenset[int]:
+        return frozenset(g.row for p in self.passages for g in p.golds)
+
+
+def read_nif_corpus(path: str | Path) -> list[NifDocument]:
+    """The `NifDocument`s of a NIF Turtle corpus, in document order."""
+    from nif.parse import documents_in, load_graph  # training only: inference does not depend on nif
+
+    documents = documents_in(load_graph(Path(path).read_text(encoding="utf-8")))
+    logger.info("read %d documents from %s", len(documents), path)
+    return documents
+
+
+def read_title_variants(path: str | Path) -> dict[tuple[str, int, int], str]:
+    """(doc_uri, begin, end) → the other accepted title, from the shared `dev_title_variants.tsv`."""
+    with open(path, encoding="utf-8", newline="") as f:
+        return {(r["doc_uri"], int(r["begin"]), int(r["end"])): r["original_aida_title"]
+                for r in csv.DictReader(f, delimiter="\t") if r["original_aida_title"]}
+
+
+def wordpiece_span(offsets: Sequence[tuple[int, int]], start: int, end: int) -> tuple[int, int] | None:
+    """First and last (inclusive) wordpiece overlapping the characters [start, end), or None."""
+    inside = [i for i, (s, e) in enumerate(offsets) if s < end and e > start and e > s]
+    return (inside[0], inside[-1]) if inside else None
+
+
+def build_documents(nif_documents: Sequence[NifDocument], builder: InputBuilder, lookup: TitleLookup, *,
+                    title_variants: Mapping[tuple[str, int, int], str] | None = None) -> list[TrainingDocument]:
+    """Tokenises documents, cuts them into passages and assigns each gold mention to every passage
+    whose wordpieces contain it entirely.
+
+    Args:
+        nif_documents: `nif.data_types.NifDocument`s.
+        builder: the input builder of the model being trained.
+        lookup: resolves gold titles to KB rows (and counts the outcomes).
+        title_variants: other titles accepted for a gold span (for scoring only).
+
+    Returns:
+        One `TrainingDocument` per input document; NIL and unresolved mentions carry no gold.
+    """
+    variants = title_variants or {}
+    skipped: Counter[str] = Counter()
+    documents = []
+    for doc_index, doc in enumerate(nif_documents):
+        tokens = builder.tokenize_document(doc.text)
+        mentions: list[tuple[int, int, int]] = []  # (row, first wordpiece, last wordpiece)
+        spans: list[GoldSpan] = []
+        for annotation in doc.annotations:
+            uri = annotation.uris[0] if annotation.uris else ""
+            if uri.startswith(NIL_PREFIX):
+                skipped["NIL"] += 1
+                continue
+            if not uri.startswith(DBPEDIA_RESOURCE):
+                skipped["not a DBpedia URI"] += 1
+                continue
+            title = title_from_uri(uri)
+            other = variants.get((doc.uri.split("#", 1)[0], annotation.start, annotation.end))
+            spans.append(GoldSpan(annotation.start, annotation.end, frozenset({title} | ({other} if other else set()))))
+            row = lookup.row(title)
+            pieces = wordpiece_span(tokens.offsets, annotation.start, annotation.end)
+            if row is None or pieces is None:
+                skipped["title not in KB" if row is None else "no wordpiece"] += 1
+                continue
+            mentions.append((row, *pieces))
+        passages = []
+        for passage in builder.split_passages(tokens):
+            first, last = passage.token_start, passage.token_start + len(passage.ids) - 1
+            golds = tuple(PassageGold(row, s - first, t - first) for row, s, t in mentions if first <= s and t <= last)
+            passages.append(TrainingPassage(doc_index, passage, tuple(builder.passage_input(passage, tokens.topic_ids)),
+                                            golds))
+        documents.append(TrainingDocument(doc.uri, doc.text, tuple(spans), tuple(passages)))
+    logger.info("%s; mentions not linked: %s", lookup.report(), dict(skipped))
+    return documents
+
+
+def passages_with_golds(documents: Sequence[TrainingDocument], *, limit: int | None = None,
+                        seed: int = 0) -> list[TrainingPassage]:
+    """The passages that contain a gold mention, a random `limit` of them when given (for CPU runs)."""
+    passages = [p for d in documents for p in d.passages if p.golds]
+    if limit is not None and limit < len(passages):
+        passages = random.Random(seed).sample(passages, limit)
+    return passages
+
+
+def description_dropout(gold_share: float, negative_share: float) -> tuple[float, float]:
+    """Probabilities of showing a gold / a negative entity title-only so that both shares match.
+
+    If golds are less often title-only than negatives, some golds lose their description with
+    probability p: g + (1 - g) p = n; otherwise negatives do, symmetrically. Either way a model cannot
+    learn "title-only ⇒ gold" (or its opposite).
+
+    Args:
+        gold_share: title-only share among gold entities (per occurrence).
+        negative_share: title-only share among sampled negatives (the KB's share).
+
+    Returns:
+        (p_gold, p_negative), one of them 0.
+    """
+    if gold_share < negative_share:
+        return (negative_share - gold_share) / (1.0 - gold_share), 0.0
+    return 0.0, (gold_share - negative_share) / max(1.0 - negative_share, 1e-9)
+
+
+def sample_kb_rows(kb_size: int, required: Iterable[int], extra: int, *, seed: int) -> list[int]:
+    """The `required` rows plus `extra` other rows drawn uniformly, sorted (an index over a KB subset)."""
+    rows = set(required)
+    rng = random.Random(seed)
+    target = min(kb_size, len(rows) + extra)
+    while len(rows) < target:
+        rows.add(rng.randrange(kb_size))
+    return sorted(rows)

@@ -1,0 +1,155 @@
+"""Training the reader on candidates from the trained retriever (all golds included), objective of eq. 2."""
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from annotator.checkpoint import save_checkpoint
+from annotator.config import LinkerConfig
+from annotator.reader import Reader
+from annotator.retriever import DualEncoder
+from annotator.tokenization import InputBuilder
+from annotator.training.data import (KnowledgeBase, TrainingDocument, TrainingPassage, description_dropout,
+                                     passages_with_golds, sample_kb_rows)
+from annotator.training.evaluation import evaluate_linker, pipeline_linker, rank_passages
+from annotator.training.loop import LoopHooks, TrainingConfig, chunks, run_training
+from annotator.training.losses import reader_loss
+
+logger = logging.getLogger(__name__)
+
+EVAL_KB_FILE = "eval_kb.jsonl.gz"
+EVAL_CHECKPOINT = "dev_eval"
+
+
+@dataclass
+class ReaderTrainingConfig(TrainingConfig):
+    """Reader settings on top of `TrainingConfig`.
+
+    Attributes:
+        batch_size: passages per micro-batch (each expands to `candidates` reader inputs).
+        candidates: K, candidates per passage in training (paper: 64): the golds plus the retriever's
+            best-ranked other entities.
+        candidate_kb_size: random KB entities added to the train and dev golds for the candidate index.
+        description_dropout: probability of showing a gold candidate title-only (None: match the
+            title-only share of the retrieved non-gold candidates).
+        eval_top_k: candidates per passage in the end-to-end dev evaluation (the checkpoint keeps its own).
+    """
+
+    batch_size: int = 4
+    lr: float = 3e-5
+    candidates: int = 8
+    candidate_kb_size: int = 20_000
+    description_dropout: float | None = None
+    eval_top_k: int = 16
+
+
+@dataclass(frozen=True)
+class ReaderExample:
+    """A passage with its K candidate rows (golds first)."""
+
+    passage: TrainingPassage
+    candidates: tuple[int, ...]
+
+
+class ReaderTrainer:
+    """Owns the candidates, the batches and the hooks of a reader run (see `run_training`)."""
+
+    def __init__(self, reader: Reader, retriever: DualEncoder, builder: InputBuilder, kb: KnowledgeBase,
+                 train: Sequence[TrainingDocument], dev: Sequence[TrainingDocument], *,
+                 config: ReaderTrainingConfig, linker_config: LinkerConfig, device: torch.device, out: Path) -> None:
+        self.reader, self.retriever, self.builder, self.kb, self.dev = reader, retriever, builder, kb, dev
+        self.config, self.linker_config, self.device, self.out = config, linker_config, device, out
+        dev_golds = [g for d in dev for g in d.gold_rows]
+        passages = passages_with_golds(train, limit=config.max_passages, seed=config.seed)
+        rows = sample_kb_rows(len(kb), [*(g for p in passages for g in p.gold_rows), *dev_golds],
+                              config.candidate_kb_size, seed=config.seed)
+        self.examples = self._with_candidates(passages, rows)
+        gold_rows = [g for e in self.examples for g in e.passage.gold_rows]
+        others = [r for e in self.examples for r in e.candidates if r not in e.passage.gold_rows]
+        gold_share, other_share = kb.title_only_share(gold_rows), kb.title_only_share(others)
+        p_gold, self.p_other = description_dropout(gold_share, other_share)
+        self.p_gold = p_gold if config.description_dropout is None else config.description_dropout
+        logger.info("%d training passages, %d candidates each; title-only share: golds %.3f, other candidates "
+                    "%.3f -> description dropout p_gold=%.3f p_other=%.3f", len(self.examples), config.candidates,
+                    gold_share, other_share, self.p_gold, self.p_other)
+        self.eval_kb_path = kb.subset(sample_kb_rows(len(kb), dev_golds, config.eval_kb_size,
+                                                     seed=config.seed + 1)).write_jsonl_gz(out / EVAL_KB_FILE)
+        self.rng = random.Random(config.seed)
+
+    def _with_candidates(self, passages: Sequence[TrainingPassage], rows: Sequence[int]) -> list[ReaderExample]:
+        """Each passage's golds, then the retriever's best other entities, K in all (more if it has > K golds)."""
+        self.retriever.eval()
+        document = TrainingDocument("", "", (), tuple(passages))
+        ranked = rank_passages(self.retriever, self.builder, [document], self.kb, rows,
+                               k=self.config.candidates + max(len(p.gold_rows) for p in passages),
+                               batch_size=self.config.encode_batch_size, device=self.device)[0]
+        examples = []
+        for passage, found in zip(passages, ranked):
+            golds = sorted(passage.gold_rows)
+            others = [r for r in found if r not in passage.gold_rows][: max(self.config.candidates - len(golds), 0)]
+            examples.append(ReaderExample(passage, (*golds, *others)))
+        return examples
+
+    # -- hooks ---------------------------------------------------------------------------------
+    def batches(self, epoch: int) -> list[Sequence[ReaderExample]]:
+        order = list(self.examples)
+        random.Random(self.config.seed + epoch).shuffle(order)
+        return list(chunks(order, self.config.batch_size))
+
+    def loss(self, examples: Sequence[ReaderExample]) -> torch.Tensor:
+        k = self.config.candidates
+        # A passage with more than K golds keeps only K of them in this batch: the loss needs a (passages, K) grid.
+        grid = [e.candidates[:k] + (e.candidates[0],) * (k - len(e.candidates[:k])) for e in examples]
+        sequences, segments, widths = [], [], []
+        span_pair, span_start, span_end = [], [], []
+        is_gold = torch.zeros(len(examples), k, dtype=torch.bool)
+        for i, (example, candidates) in enumerate(zip(examples, grid)):
+            golds = example.passage.gold_rows
+            titles = [self.kb.titles[r] for r in candidates]
+            texts = ["" if self.rng.random() < (self.p_gold if r in golds else self.p_other) else self.kb.texts[r]
+                     for r in candidates]
+            for j, (row, entity) in enumerate(zip(candidates, self.builder.entity_inputs(titles, texts))):
+                ids, segs = self.builder.reader_input(example.passage.input_ids, entity)
+                sequences.append(ids)
+                segments.append(segs)
+                widths.append(len(example.passage.passage.ids))
+                pair = i * k + j
+                # A padded duplicate of the first candidate is scored like a gold but must not count twice.
+                counted = row in golds and row not in candidates[:j]
+                is_gold[i, j] = counted
+                targets = [(g.start + 1, g.end + 1) for g in example.passage.golds if g.row == row] if counted \
+                    else [(0, 0)]
+                for s, t in targets:
+                    span_pair.append(pair)
+                    span_start.append(s)
+                    span_end.append(t)
+        batch = self.builder.pad(sequences, segments).to(self.device)
+        positions = torch.arange(batch.input_ids.shape[1])
+        span_mask = positions.unsqueeze(0) <= torch.as_tensor(widths).unsqueeze(1)  # [CLS] + passage wordpieces
+        logits = self.reader(batch)
+        return reader_loss(logits.start, logits.end, logits.rerank, span_mask=span_mask.to(self.device),
+                           is_gold=is_gold.to(self.device), span_pair=torch.as_tensor(span_pair, device=self.device),
+                           span_start=torch.as_tensor(span_start, device=self.device),
+                           span_end=torch.as_tensor(span_end, device=self.device))
+
+    def evaluate(self, epoch: int) -> dict[str, float]:
+        """End-to-end dev P/R/F1 through the inference pipeline (score = F1; without it, the latest epoch wins)."""
+        self.save(self.out / EVAL_CHECKPOINT, torch.float32)
+        linker = pipeline_linker(self.out / EVAL_CHECKPOINT, self.eval_kb_path, top_k=self.config.eval_top_k)
+        if linker is None:
+            return {"score": float(epoch)}
+        metrics = evaluate_linker(linker, self.dev)
+        return {**metrics, "score": metrics["f1"]}
+
+    def save(self, directory: Path, dtype: torch.dtype) -> None:
+        save_checkpoint(directory, config=self.linker_config, tokenizer=self.builder.tokenizer,
+                        retriever=self.retriever, reader=self.reader, dtype=dtype)
+
+    def train(self, *, out: Path, resume: bool) -> dict[str, float]:
+        hooks = LoopHooks(self.batches, self.loss, lambda epoch: None, self.evaluate, self.save)
+        return run_training(self.reader, hooks, self.config, out=out, device=self.device, resume=resume)

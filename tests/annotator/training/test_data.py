@@ -1,0 +1,59 @@
+from __future__ import annotations
+
+import pytest
+
+from annotator.training.data import (TitleLookup, build_documents, description_dropout, load_kb,
+                                     passages_with_golds, read_nif_corpus, wordpiece_span)
+
+
+@pytest.fixture
+def documents(corpus_path, kb_path, builder):
+    kb = load_kb(kb_path)
+    lookup = TitleLookup(kb)
+    return kb, lookup, build_documents(read_nif_corpus(corpus_path), builder, lookup)
+
+
+def test_wordpiece_span_covers_exactly_the_mention():
+    offsets = [(0, 3), (4, 8), (8, 12), (13, 18)]
+    assert wordpiece_span(offsets, 4, 12) == (1, 2)
+    assert wordpiece_span(offsets, 13, 18) == (3, 3)
+    assert wordpiece_span(offsets, 12, 13) is None
+
+
+def test_gold_mentions_sit_in_every_passage_that_contains_them(documents, builder):
+    kb, _, docs = documents
+    for doc in docs:
+        tokens = builder.tokenize_document(doc.text)
+        linked = {(g.start, g.end) for g in doc.gold_spans}
+        for passage in doc.passages:
+            first, last = passage.passage.token_start, passage.passage.token_start + len(passage.passage.ids) - 1
+            found = set()
+            for gold in passage.golds:
+                start, end = passage.passage.offsets[gold.start][0], passage.passage.offsets[gold.end][1]
+                assert (start, end) in linked
+                assert doc.text[start:end].casefold() == kb.titles[gold.row].casefold()
+                found.add((start, end))
+            # Every linked mention whose wordpieces all fall inside the window is assigned to it.
+            for start, end in linked:
+                pieces = wordpiece_span(tokens.offsets, start, end)
+                in_kb = doc.text[start:end] != "Lake Geneva"
+                if in_kb and first <= pieces[0] and pieces[1] <= last:
+                    assert (start, end) in found
+    assert passages_with_golds(docs)
+
+
+def test_title_lookup_counts_how_titles_were_found(documents):
+    _, lookup, docs = documents
+    assert lookup.outcomes == {"exact": 4, "normalised": 1, "case-insensitive": 1, "missing": 1}
+    assert set(lookup.missing) == {"Lake Geneva"}
+    # NIL mentions are not gold spans; the missing title still is (it can be predicted, not trained on).
+    assert len(docs[0].gold_spans) == 3 and len(docs[1].gold_spans) == 4
+
+
+def test_description_dropout_matches_title_only_shares():
+    p_gold, p_negative = description_dropout(0.3, 0.5)
+    assert p_negative == 0.0
+    assert 0.3 + 0.7 * p_gold == pytest.approx(0.5)
+    p_gold, p_negative = description_dropout(0.6, 0.5)
+    assert p_gold == 0.0
+    assert 0.5 + 0.5 * p_negative == pytest.approx(0.6)
