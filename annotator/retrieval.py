@@ -9,7 +9,7 @@ Layout of an index folder::
     entity_lengths.npy  int32 (rows,): ids used per row
     embeddings.npy      float16 (rows, dim): entity-tower vectors
     progress.json       rows encoded so far, in length order (only while building)
-    faiss.index         the search index over the embeddings
+    faiss.index         the search index (approximate types only: an exact index is rebuilt from embeddings.npy)
 """
 from __future__ import annotations
 
@@ -183,7 +183,8 @@ class EntityIndex:
         entity_ids = np.load(directory / "entity_ids.npy", mmap_mode="r")
         lengths = np.load(directory / "entity_lengths.npy", mmap_mode="r")
         embeddings = np.load(directory / "embeddings.npy", mmap_mode="r")
-        index = faiss.read_index(str(directory / "faiss.index"))
+        index = _exact_index(embeddings) if manifest["index_type"] == "flat" \
+            else faiss.read_index(str(directory / "faiss.index"))
         if not len(titles) == len(entity_ids) == len(embeddings) == index.ntotal:
             raise ModelLoadError(f"{directory} is inconsistent: {len(titles)} titles, {len(entity_ids)} id rows, "
                                  f"{len(embeddings)} vectors, {index.ntotal} indexed")
@@ -304,14 +305,27 @@ def _encode(directory: Path, *, retriever: DualEncoder, builder: InputBuilder, b
 
 
 def _write_faiss(directory: Path, embeddings: np.ndarray, index_type: str) -> None:
+    # An exact index is nothing but the vectors: it is rebuilt from embeddings.npy at load (about a
+    # second per million entities) instead of being stored a second time in fp32.
+    if index_type == "flat":
+        return
     rows, dim = embeddings.shape
     index = new_faiss_index(index_type, dim, rows)
-    if not index.is_trained:
-        sample = np.random.default_rng(0).choice(rows, size=min(rows, 256 * 1024), replace=False)
-        index.train(np.asarray(embeddings[np.sort(sample)], dtype=np.float32))
-    for start in range(0, rows, 100_000):
-        index.add(np.asarray(embeddings[start:start + 100_000], dtype=np.float32))
+    sample = np.random.default_rng(0).choice(rows, size=min(rows, 256 * 1024), replace=False)
+    index.train(np.asarray(embeddings[np.sort(sample)], dtype=np.float32))
+    _add_all(index, embeddings)
     faiss.write_index(index, str(directory / "faiss.index"))
+
+
+def _exact_index(embeddings: np.ndarray) -> faiss.Index:
+    index = new_faiss_index("flat", embeddings.shape[1], len(embeddings))
+    _add_all(index, embeddings)
+    return index
+
+
+def _add_all(index: faiss.Index, embeddings: np.ndarray) -> None:
+    for start in range(0, len(embeddings), 100_000):
+        index.add(np.asarray(embeddings[start:start + 100_000], dtype=np.float32))
 
 
 def _to_gpu(index: faiss.Index) -> faiss.Index:

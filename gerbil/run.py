@@ -14,6 +14,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from annotator import DEFAULT_MODEL_DIR
 from gerbil.client import DEFAULT_TIMEOUT_S, Annotator, HttpAnnotator, InProcessAnnotator, Task
 from gerbil.datasets import load_dataset, load_redirects
 from gerbil.experiment import ExperimentResult, run_experiment
@@ -68,8 +69,9 @@ def parse_args(argv: Sequence[str] | None = None) -> RunConfig:
     parser = argparse.ArgumentParser(prog="python -m gerbil.run", description=__doc__)
     target = parser.add_mutually_exclusive_group(required=True)
     target.add_argument("--endpoint", help="URL of a NIF web annotator")
-    target.add_argument("--in-process", dest="model_dir", type=Path, metavar="MODEL_DIR",
-                        help="call annotator.pipeline.Linker from this model folder directly")
+    target.add_argument("--in-process", dest="model_dir", type=Path, metavar="MODEL_DIR", nargs="?",
+                        const=DEFAULT_MODEL_DIR,
+                        help="call the Linker of this model folder directly (default: the shipped checkpoint)")
     parser.add_argument("--kb", dest="kb_path", type=Path, help="KB file for the in-process linker")
     parser.add_argument("--dataset", dest="datasets", type=_dataset_spec, action="append", required=True,
                         metavar="NAME=PATH", help="a dataset; repeat for several (AIDA TSV: PATH#first-last)")

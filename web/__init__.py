@@ -8,15 +8,20 @@ from typing import Any
 
 from flask import Flask
 
+from annotator import DEFAULT_MODEL_DIR
 from annotator.linking import EntityLinker
 from web.errors import register_error_handlers
 from web.routes import bp
 
 logger = logging.getLogger(__name__)
 
+# The development KB beside a checkout (../shared/data/kb): served instead of the demo KB when present.
+SHARED_KB = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "kb" / "entities.jsonl.gz"
+
 DEFAULTS: dict[str, Any] = {
-    "MODEL_DIR": str(Path(__file__).resolve().parent.parent / "models" / "entqa-minilm"),
-    "KB_PATH": None,
+    "MODEL_DIR": str(DEFAULT_MODEL_DIR),
+    # None: the model folder's demo KB.
+    "KB_PATH": str(SHARED_KB) if SHARED_KB.is_file() else None,
     # A prebuilt entity index folder for KB_PATH (else the model's own or the cache's).
     "INDEX_DIR": None,
     # Off by default: with confidences GERBIL tunes the threshold on the test set; without them the
