@@ -1,0 +1,55 @@
+"""The shipped default: the checkpoint in models/ with its demo KB serves through the app with no flags."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from flask.testing import FlaskClient
+
+from annotator import DEFAULT_MODEL_DIR
+from nif import parse_document
+from tests.support.gerbil_requests import HEADERS, gerbil_request
+from web import create_app
+
+DEMO_KB = DEFAULT_MODEL_DIR / "kb" / "entities.jsonl.gz"
+TEXT = "SOCCER - Real Madrid beat Barcelona in the Spanish league, said\u00a0FIFA in Zürich 😀."
+
+
+@pytest.fixture(scope="module")
+def client(tmp_path_factory: pytest.TempPathFactory) -> FlaskClient:
+    if not (DEFAULT_MODEL_DIR / "config.json").is_file():
+        pytest.fail(f"the default checkpoint is missing from {DEFAULT_MODEL_DIR}")
+    cache = tmp_path_factory.mktemp("cache")
+    with pytest.MonkeyPatch.context() as patch:
+        # An empty cache proves the shipped index is used: nothing may be built at start-up.
+        patch.setenv("ENTQA_CACHE", str(cache))
+        app = create_app({"TESTING": True, "KB_PATH": str(DEMO_KB)})
+    assert not any(Path(cache).iterdir())
+    return app.test_client()
+
+
+def test_health_names_the_default_model_and_demo_kb(client: FlaskClient) -> None:
+    health = client.get("/health").get_json()
+    assert health["status"] == "ok"
+    assert Path(health["model"]) == DEFAULT_MODEL_DIR
+    assert Path(health["kb"]) == DEMO_KB
+    assert health["entities"] == "13529"
+
+
+def test_d2kb_answers_every_given_span_with_a_demo_kb_entity(client: FlaskClient) -> None:
+    spans = [(9, 20), (26, 35), (64, 68), (72, 78)]
+    assert [TEXT[s:e] for s, e in spans] == ["Real Madrid", "Barcelona", "FIFA", "Zürich"]
+    response = client.post("/gerbil", data=gerbil_request(TEXT, spans), headers=HEADERS)
+    assert response.status_code == 200
+    answer = parse_document(response.data)
+    assert [(a.start, a.end) for a in answer.annotations] == spans
+    assert all(len(a.uris) == 1 and a.uris[0].startswith("http://dbpedia.org/resource/") for a in answer.annotations)
+
+
+def test_a2kb_answer_offsets_match_the_text(client: FlaskClient) -> None:
+    response = client.post("/gerbil", data=gerbil_request(TEXT), headers=HEADERS)
+    assert response.status_code == 200
+    answer = parse_document(response.data)
+    assert answer.text == TEXT
+    for annotation in answer.annotations:
+        assert TEXT[annotation.start:annotation.end].strip() == TEXT[annotation.start:annotation.end] != ""
