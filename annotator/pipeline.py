@@ -253,16 +253,16 @@ def _disambiguate(span: Span, document: DocumentTokens, passages: Sequence[Passa
 
 
 def _resolve_kb(model_dir: Path, kb_path: str | Path | None, *, required: bool) -> Path | None:
-    """`kb_path`, else $ENTQA_KB_PATH, else the model folder's demo KB (None if absent and not required)."""
+    """`kb_path`, else $ENTQA_KB_PATH, else (unless not `required`) the model folder's demo KB."""
     chosen = kb_path or os.environ.get(KB_PATH_ENV)
     if chosen:
         path = Path(chosen)
         if not path.is_file():
             raise ModelLoadError(f"KB file {path} does not exist")
         return path
+    if not required:  # an index folder without a named KB is checked against the model side only
+        return None
     embedded = model_dir / EMBEDDED_KB
-    if embedded.is_file():
-        return embedded
-    if required:
+    if not embedded.is_file():
         raise ModelLoadError(f"no KB: pass kb_path, set {KB_PATH_ENV} or ship {embedded}")
-    return None
+    return embedded
