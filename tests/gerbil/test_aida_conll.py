@@ -33,7 +33,7 @@ def test_letters_and_digits_follow_java_rules() -> None:
 
 
 def test_reads_documents_mentions_and_nil(resources: Path) -> None:
-    with (resources / "aida.tsv").open(encoding="utf-8") as lines:
+    with (resources / "synthetic_conll.tsv").open(encoding="utf-8") as lines:
         docs = read_documents(lines)
     assert [d.uri for d in docs] == ["http://aida/0", "http://aida/1", "http://aida/2"]
     first = docs[0]
@@ -50,7 +50,7 @@ def test_reads_documents_mentions_and_nil(resources: Path) -> None:
 
 
 def test_document_range_is_one_based_and_inclusive(resources: Path) -> None:
-    with (resources / "aida.tsv").open(encoding="utf-8") as lines:
+    with (resources / "synthetic_conll.tsv").open(encoding="utf-8") as lines:
         docs = read_documents(lines, first=2, last=3)
     assert [d.uri for d in docs] == ["http://aida/1", "http://aida/2"]
 

@@ -33,7 +33,7 @@ def test_page_uri_and_encoded_uri_match_plain_resource_predictions(resources: Pa
 
 
 def test_oke_same_as_resolves_gold_into_the_kb(resources: Path) -> None:
-    dataset = load_nif(resources / "oke_same_as.ttl", name="oke")
+    dataset = load_nif(resources / "synthetic_same_as.ttl", name="oke")
     (doc,) = dataset.documents
     gold = to_markings(doc.annotations, expander=dataset.expander())
     assert [m.in_kb for m in gold] == [True, False]  # Quibble Marchbanks has no link: emerging
@@ -44,8 +44,8 @@ def test_oke_same_as_resolves_gold_into_the_kb(resources: Path) -> None:
 
 
 def test_dispatch_by_path(resources: Path) -> None:
-    assert len(load_dataset("aida-b", str(resources / "aida.tsv") + "#2-3").documents) == 2
-    assert len(load_dataset("aida-full", str(resources / "aida.tsv")).documents) == 3
+    assert len(load_dataset("aida-b", str(resources / "synthetic_conll.tsv") + "#2-3").documents) == 2
+    assert len(load_dataset("aida-full", str(resources / "synthetic_conll.tsv")).documents) == 3
     assert len(load_dataset("msnbc", str(resources / "msnbc")).documents) == 1
     assert len(load_dataset("derczynski", str(resources / "derczynski.conll")).documents) == 2
     assert len(load_dataset("shape", str(resources / "gerbil_shape.ttl")).documents) == 3
@@ -53,8 +53,8 @@ def test_dispatch_by_path(resources: Path) -> None:
 
 def test_aida_split_named_by_dataset_name(resources: Path) -> None:
     # The fixture has three documents, so the AIDA-A range (947-1162) leaves none.
-    assert load_dataset("aida-a", str(resources / "aida.tsv")).documents == ()
-    assert len(load_dataset("aida-train", str(resources / "aida.tsv")).documents) == 3
+    assert load_dataset("aida-a", str(resources / "synthetic_conll.tsv")).documents == ()
+    assert len(load_dataset("aida-train", str(resources / "synthetic_conll.tsv")).documents) == 3
 
 
 def test_redirects_table_turns_titles_into_uris(tmp_path: Path, resources: Path) -> None:

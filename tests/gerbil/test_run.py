@@ -15,7 +15,7 @@ def test_endpoint_run_prints_table_and_writes_json(stub_server: StubServer, reso
                                                    capsys: pytest.CaptureFixture[str]) -> None:
     output = tmp_path / "results.json"
     status = main(["--endpoint", stub_server.url, "--dataset", f"shape={resources / 'gerbil_shape.ttl'}",
-                   "--dataset", f"oke={resources / 'oke_same_as.ttl'}", "--task", "a2kb", "--output", str(output)])
+                   "--dataset", f"oke={resources / 'synthetic_same_as.ttl'}", "--task", "a2kb", "--output", str(output)])
     assert status == 0
     table = capsys.readouterr().out
     assert "InKB micro F1" in table and "shape" in table and "oke" in table and "Average" in table
