@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
+from annotator.kb import read_kb
 from annotator.tokenization import InputBuilder, Passage
 from annotator.uris import DBPEDIA_RESOURCE, title_from_uri
 
@@ -57,14 +58,11 @@ class KnowledgeBase:
 
 
 def load_kb(path: str | Path) -> KnowledgeBase:
-    """Reads a `{"title", "text", ...}` JSON-lines KB (gzip or plain) into memory (1M entries: ~10 s)."""
-    opener = gzip.open if str(path).endswith(".gz") else open
+    """Reads a KB in any format `annotator.kb.read_kb` knows into memory (1M entries: ~10 s)."""
     titles, texts = [], []
-    with opener(path, "rt", encoding="utf-8") as f:
-        for line in f:
-            entry = json.loads(line)
-            titles.append(entry["title"])
-            texts.append(entry.get("text") or "")
+    for entity in read_kb(path):
+        titles.append(entity.title)
+        texts.append(entity.text)
     logger.info("read %d KB entities from %s (%.1f%% title-only)", len(titles), path,
                 100 * sum(not t for t in texts) / max(len(texts), 1))
     return KnowledgeBase(titles, texts)
