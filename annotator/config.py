@@ -38,7 +38,10 @@ class LinkerConfig:
         merge: "gerbil" resolves same-span and overlapping predictions (one per span, best first);
             "paper" only merges exact duplicates (s, t, e), as EntQA did.
         index_type: faiss index for the KB: "flat" (exact inner product), "hnsw" or "ivfpq".
-        reader_batch_size: (passage, candidate) pairs per reader forward pass.
+        cpu_int8: on the CPU, run the reader and the KB encoding with int8 Linear layers (about 1.5×
+            faster at the same dev recall and F1 within noise; see docs/RESULTS.md). Passages stay fp32.
+        reader_batch_size: (passage, candidate) pairs per reader forward pass (small batches stay in the
+            CPU caches: 64 measured faster than 256).
         retriever_batch_size: texts per retriever forward pass.
     """
 
@@ -58,8 +61,9 @@ class LinkerConfig:
     shared_towers: bool = False
     merge: str = "gerbil"
     index_type: str = "flat"
-    reader_batch_size: int = 256
-    retriever_batch_size: int = 256
+    cpu_int8: bool = True
+    reader_batch_size: int = 64
+    retriever_batch_size: int = 128
 
     def __post_init__(self) -> None:
         if self.merge not in MERGE_MODES:

@@ -7,15 +7,17 @@ import time
 from pathlib import Path
 
 from annotator.checkpoint import load_checkpoint_tokenizer, load_config, load_retriever
-from annotator.pipeline import inference_device, retriever_identity
+from annotator.pipeline import cached_index_dir, inference_device, kb_encoder, retriever_identity
 from annotator.retrieval import INDEX_FACTORIES, EntityIndex
 from annotator.tokenization import InputBuilder
 
 
-def build_index(model_dir: str | Path, kb_path: str | Path, out: str | Path, *, index_type: str | None = None,
-                batch_size: int | None = None, limit: int | None = None, device: str | None = None) -> EntityIndex:
+def build_index(model_dir: str | Path, kb_path: str | Path, out: str | Path | None = None, *,
+                index_type: str | None = None, batch_size: int | None = None, limit: int | None = None,
+                device: str | None = None) -> EntityIndex:
     """Build (or resume building) the entity index of `kb_path` for the checkpoint in `model_dir`.
 
+    `out` defaults to the cache folder where `Linker.from_pretrained` looks for this KB's index;
     `index_type` and `batch_size` default to the checkpoint's config (after ENTQA_* overrides).
     """
     config = load_config(model_dir).with_env()
@@ -24,7 +26,11 @@ def build_index(model_dir: str | Path, kb_path: str | Path, out: str | Path, *, 
     torch_device, dtype = inference_device(device)
     retriever = load_retriever(model_dir, config).to(torch_device, dtype)
     builder = InputBuilder(load_checkpoint_tokenizer(model_dir), config)
-    return EntityIndex.build(out, kb_path=kb_path, retriever=retriever, builder=builder,
+    if out is None and limit is None:
+        out = cached_index_dir(model_dir, kb_path, config)
+    elif out is None:
+        raise ValueError("a partial index (limit) needs an explicit output folder")
+    return EntityIndex.build(out, kb_path=kb_path, retriever=kb_encoder(retriever, config), builder=builder,
                              checkpoint_id=retriever_identity(model_dir), index_type=config.index_type,
                              batch_size=config.retriever_batch_size, limit=limit)
 
@@ -33,7 +39,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m annotator.index", description=__doc__)
     parser.add_argument("--model", required=True, help="checkpoint folder (config.json, tokenizer/, retriever/)")
     parser.add_argument("--kb", required=True, help="KB file: shared, BLINK or KILT JSON lines (.jsonl[.gz])")
-    parser.add_argument("--out", required=True, help="index folder to write (an unfinished build resumes)")
+    parser.add_argument("--out", help="index folder to write (an unfinished build resumes); default: the cache "
+                                      "folder the linker reads for this model and KB ($ENTQA_CACHE/indexes/...)")
     parser.add_argument("--index-type", choices=sorted(INDEX_FACTORIES), help="default: the config's index_type")
     parser.add_argument("--batch-size", type=int, help="entities per forward pass")
     parser.add_argument("--limit", type=int, help="index only the first N entities")
@@ -43,7 +50,7 @@ def main(argv: list[str] | None = None) -> None:
     started = time.perf_counter()
     index = build_index(args.model, args.kb, args.out, index_type=args.index_type, batch_size=args.batch_size,
                         limit=args.limit, device=args.device)
-    print(f"indexed {len(index)} entities into {args.out} in {time.perf_counter() - started:.1f} s")
+    print(f"indexed {len(index)} entities into {index.directory} in {time.perf_counter() - started:.1f} s")
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ from annotator.encoders import cache_dir
 from annotator.errors import ModelLoadError
 from annotator.linking import Span
 from annotator.merging import LinkedSpan, merge, to_character_spans
+from annotator.quantization import int8_copy, precision
 from annotator.reader import Reader
 from annotator.retrieval import EntityIndex, checkpoint_identity, identity_key, index_identity
 from annotator.retriever import DualEncoder
@@ -53,6 +54,18 @@ def inference_device(device: str | torch.device | None = None) -> tuple[torch.de
 def retriever_identity(model_dir: str | Path) -> str:
     """Identity of a checkpoint's retriever weights (what its entity vectors depend on)."""
     return checkpoint_identity(sorted((Path(model_dir) / "retriever").glob("*.safetensors")))
+
+
+def cached_index_dir(model_dir: str | Path, kb_path: str | Path, config: LinkerConfig) -> Path:
+    """The cache folder where the entity index of `kb_path` for this checkpoint and config is built once."""
+    identity = index_identity(kb_path=kb_path, checkpoint_id=retriever_identity(model_dir), config=config.to_dict())
+    return cache_dir() / "indexes" / identity_key({**identity, "index_type": config.index_type})
+
+
+def kb_encoder(retriever: DualEncoder, config: LinkerConfig) -> DualEncoder:
+    """The retriever that encodes a KB: an int8 copy on the CPU when `config.cpu_int8`, else itself."""
+    on_cpu = next(retriever.parameters()).device.type == "cpu"
+    return int8_copy(retriever) if on_cpu and config.cpu_int8 else retriever
 
 
 class Linker:
@@ -90,6 +103,8 @@ class Linker:
         builder = InputBuilder(load_checkpoint_tokenizer(model_dir), config)
         retriever = load_retriever(model_dir, config).to(device, dtype)
         reader = load_reader(model_dir).to(device, dtype)
+        if device.type == "cpu" and config.cpu_int8:
+            reader = int8_copy(reader)
         checkpoint_id = retriever_identity(model_dir)
         kb = _resolve_kb(model_dir, kb_path, required=index_dir is None)
         identity = index_identity(kb_path=kb, checkpoint_id=checkpoint_id, config=config.to_dict())
@@ -98,9 +113,9 @@ class Linker:
         elif kb == model_dir / EMBEDDED_KB and (model_dir / EMBEDDED_INDEX / "manifest.json").is_file():
             index = EntityIndex.load(model_dir / EMBEDDED_INDEX, identity=identity)
         else:
-            directory = cache_dir() / "indexes" / identity_key({**identity, "index_type": config.index_type})
+            directory = cached_index_dir(model_dir, kb, config)
             logger.info("entity index for %s: %s (built once, then reused)", kb, directory)
-            index = EntityIndex.build(directory, kb_path=kb, retriever=retriever, builder=builder,
+            index = EntityIndex.build(directory, kb_path=kb, retriever=kb_encoder(retriever, config), builder=builder,
                                       checkpoint_id=checkpoint_id, index_type=config.index_type,
                                       batch_size=config.retriever_batch_size)
         return cls(config=config, builder=builder, retriever=retriever, reader=reader, index=index,
@@ -111,7 +126,7 @@ class Linker:
         return {"model": str(self.model_dir), "encoder": self.config.encoder,
                 "kb": str(self.kb_path or self.index.directory), "entities": str(len(self.index)),
                 "index": self.index.manifest["index_type"],
-                "device": f"{self.device} {next(self.reader.parameters()).dtype}".replace("torch.", "")}
+                "device": f"{self.device} {precision(self.reader)}"}
 
     def link(self, text: str, spans: Sequence[Span] | None = None) -> list[Mention]:
         """Mentions in `text`: found end to end, or one per given `(start, end)` span (D2KB).

@@ -1,8 +1,8 @@
 """A reference linker that calls the reader on one (passage, candidate) pair at a time.
 
-The original EntQA scored each passage's candidates in small per-candidate batches; this reproduces
-that cost model so that `bench.e2e_http` can measure what batching all pairs into one pass gains.
-Everything else (retrieval, decoding, merging) is the `Linker`'s own, so the mentions are the same.
+The original EntQA scored each passage's candidates in small per-candidate batches, in full precision;
+this reproduces that cost model so that `bench.e2e_http` can measure what the batched pass (and, on the
+CPU, int8) gains. Everything else (retrieval, decoding, merging) is the `Linker`'s own.
 """
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from annotator.checkpoint import load_reader
 from annotator.pipeline import Linker
 
 
@@ -18,8 +19,11 @@ class NaiveLinker(Linker):
 
     @classmethod
     def from_linker(cls, linker: Linker) -> NaiveLinker:
-        """A naive linker sharing `linker`'s config, models and index (nothing is loaded twice)."""
-        return cls(config=linker.config, builder=linker.builder, retriever=linker.retriever, reader=linker.reader,
+        """A naive linker with the checkpoint's reader in the device's full dtype (never int8), sharing
+        `linker`'s config, retriever and index."""
+        dtype = next(linker.retriever.parameters()).dtype
+        reader = load_reader(linker.model_dir).to(linker.device, dtype)
+        return cls(config=linker.config, builder=linker.builder, retriever=linker.retriever, reader=reader,
                    index=linker.index, device=linker.device, model_dir=linker.model_dir, kb_path=linker.kb_path)
 
     def _score_pairs(self, sequences: Sequence[tuple[list[int], list[int]]],

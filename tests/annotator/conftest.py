@@ -58,6 +58,10 @@ def entqa_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 @pytest.fixture(scope="session")
 def tiny_linker(tiny_checkpoint: Path, tiny_kb: Path, entqa_cache: Path) -> Linker:
-    """A CPU linker over the tiny KB that keeps every span beating [CLS] (γ = 0)."""
+    """A CPU linker over the tiny KB that keeps every span beating [CLS] (γ = 0).
+
+    Full precision: int8 activations are scaled per batch, so only fp32 makes batched, per-pair and
+    per-document results exactly comparable (int8 is tested on its own in test_quantization.py).
+    """
     return Linker.from_pretrained(tiny_checkpoint, kb_path=tiny_kb, device="cpu",
-                                  config_overrides={"threshold": 0.0})
+                                  config_overrides={"threshold": 0.0, "cpu_int8": False})

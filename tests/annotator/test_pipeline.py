@@ -8,7 +8,7 @@ import pytest
 import annotator.retrieval
 from annotator.data_types import Mention
 from annotator.linking import EntityLinker
-from annotator.pipeline import Linker
+from annotator.pipeline import Linker, cached_index_dir
 from annotator.uris import dbpedia_uri
 
 from tests.annotator.test_tokenization import TRICKY, TRICKY_WORDS
@@ -46,7 +46,7 @@ def test_mentions_are_sorted_exact_and_do_not_overlap(tiny_linker: Linker, text:
 def test_paper_mode_keeps_what_gerbil_mode_resolves(tiny_checkpoint: Path, tiny_kb: Path,
                                                     tiny_linker: Linker) -> None:
     paper = Linker.from_pretrained(tiny_checkpoint, kb_path=tiny_kb, device="cpu",
-                                   config_overrides={"threshold": 0.0, "merge": "paper"})
+                                   config_overrides={"threshold": 0.0, "merge": "paper", "cpu_int8": False})
     raw, resolved = paper.link(TEXT), tiny_linker.link(TEXT)
     assert set(resolved) <= set(raw)
     assert len({(m.start, m.end, m.title) for m in raw}) == len(raw)  # exact duplicates merged
@@ -103,3 +103,16 @@ def test_explicit_index_dir_and_kb_from_environment(tiny_checkpoint: Path, tiny_
     assert linker.index.titles == tiny_linker.index.titles
     monkeypatch.setenv("ENTQA_KB_PATH", str(tiny_kb))
     assert Linker.from_pretrained(tiny_checkpoint, device="cpu").kb_path == tiny_kb
+
+
+def test_the_index_command_builds_where_the_linker_looks(tiny_checkpoint: Path, tiny_kb: Path, entqa_cache: Path,
+                                                         tiny_linker: Linker) -> None:
+    from annotator.index import build_index
+
+    index = build_index(tiny_checkpoint, tiny_kb)  # finds the index tiny_linker built (precision is not identity)
+    linker = Linker.from_pretrained(tiny_checkpoint, kb_path=tiny_kb, device="cpu")
+    assert index.directory == linker.index.directory == tiny_linker.index.directory
+    assert index.directory == cached_index_dir(tiny_checkpoint, tiny_kb, linker.config)
+    assert index.directory.parent == entqa_cache / "indexes"
+    with pytest.raises(ValueError, match="explicit output folder"):
+        build_index(tiny_checkpoint, tiny_kb, limit=3)

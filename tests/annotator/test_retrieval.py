@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import faiss
 import numpy as np
 import pytest
 import torch
@@ -77,9 +78,12 @@ def test_approximate_indexes_build_and_search(tmp_path: Path, tiny_kb: Path, ret
     assert index.manifest["index_type"] == index_type
     scores, rows = index.search(np.asarray(index.embeddings[:3], dtype=np.float32), 3)
     assert rows.shape == (3, 3) and ((rows >= 0) | np.isneginf(scores)).all()
-    if index_type == "hnsw":  # exact on a KB this small
-        np.testing.assert_array_equal(rows, brute_force(np.asarray(index.embeddings),
-                                                        np.asarray(index.embeddings[:3], dtype=np.float32), 3)[1])
+    # Exact on a KB this small: HNSW visits every node; IVF-PQ probes every list and re-scores all codes.
+    np.testing.assert_array_equal(rows, brute_force(np.asarray(index.embeddings),
+                                                    np.asarray(index.embeddings[:3], dtype=np.float32), 3)[1])
+    if index_type == "ivfpq":  # the search settings survive the file
+        assert faiss.downcast_index(index.index).k_factor == 8
+        assert faiss.extract_index_ivf(index.index).nprobe == faiss.extract_index_ivf(index.index).nlist
 
 
 def test_unknown_index_type_lists_the_valid_ones(tmp_path: Path, tiny_kb: Path, retriever: DualEncoder,
