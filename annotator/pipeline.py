@@ -6,7 +6,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import torch
@@ -59,13 +59,20 @@ def retriever_identity(model_dir: str | Path) -> str:
 def cached_index_dir(model_dir: str | Path, kb_path: str | Path, config: LinkerConfig) -> Path:
     """The cache folder where the entity index of `kb_path` for this checkpoint and config is built once."""
     identity = index_identity(kb_path=kb_path, checkpoint_id=retriever_identity(model_dir), config=config.to_dict())
-    return cache_dir() / "indexes" / identity_key({**identity, "index_type": config.index_type})
+    return _cache_folder(identity, config.index_type)
 
 
-def kb_encoder(retriever: DualEncoder, config: LinkerConfig) -> DualEncoder:
-    """The retriever that encodes a KB: an int8 copy on the CPU when `config.cpu_int8`, else itself."""
-    on_cpu = next(retriever.parameters()).device.type == "cpu"
-    return int8_copy(retriever) if on_cpu and config.cpu_int8 else retriever
+def _cache_folder(identity: Mapping[str, Any], index_type: str) -> Path:
+    return cache_dir() / "indexes" / identity_key({**identity, "index_type": index_type})
+
+
+ModelT = TypeVar("ModelT", bound=torch.nn.Module)
+
+
+def cpu_int8(model: ModelT, config: LinkerConfig) -> ModelT:
+    """An int8 copy of `model` when it runs on the CPU and `config.cpu_int8`, else `model` itself."""
+    on_cpu = next(model.parameters()).device.type == "cpu"
+    return int8_copy(model) if on_cpu and config.cpu_int8 else model
 
 
 class Linker:
@@ -102,9 +109,7 @@ class Linker:
         device, dtype = inference_device(device)
         builder = InputBuilder(load_checkpoint_tokenizer(model_dir), config)
         retriever = load_retriever(model_dir, config).to(device, dtype)
-        reader = load_reader(model_dir).to(device, dtype)
-        if device.type == "cpu" and config.cpu_int8:
-            reader = int8_copy(reader)
+        reader = cpu_int8(load_reader(model_dir).to(device, dtype), config)
         checkpoint_id = retriever_identity(model_dir)
         kb = _resolve_kb(model_dir, kb_path, required=index_dir is None)
         identity = index_identity(kb_path=kb, checkpoint_id=checkpoint_id, config=config.to_dict())
@@ -113,9 +118,9 @@ class Linker:
         elif kb == model_dir / EMBEDDED_KB and (model_dir / EMBEDDED_INDEX / "manifest.json").is_file():
             index = EntityIndex.load(model_dir / EMBEDDED_INDEX, identity=identity)
         else:
-            directory = cached_index_dir(model_dir, kb, config)
+            directory = _cache_folder(identity, config.index_type)
             logger.info("entity index for %s: %s (built once, then reused)", kb, directory)
-            index = EntityIndex.build(directory, kb_path=kb, retriever=kb_encoder(retriever, config), builder=builder,
+            index = EntityIndex.build(directory, kb_path=kb, retriever=cpu_int8(retriever, config), builder=builder,
                                       checkpoint_id=checkpoint_id, index_type=config.index_type,
                                       batch_size=config.retriever_batch_size)
         return cls(config=config, builder=builder, retriever=retriever, reader=reader, index=index,

@@ -194,7 +194,8 @@ def main() -> None:
     parser.add_argument("--k", type=int, nargs="+", default=[20, 50, 100], help="candidates per passage")
     parser.add_argument("--baseline", action="store_true",
                         help="also link in process, batched and naive (one reader call per pair)")
-    parser.add_argument("--threads", type=int, default=torch.get_num_threads(), help="torch CPU threads, here and in the server")
+    parser.add_argument("--threads", type=int, default=torch.get_num_threads(),
+                        help="torch CPU threads, here and in the server")
     parser.add_argument("--startup-timeout", type=float, default=900.0, help="seconds to wait for /health")
     parser.add_argument("--out", help="write all figures to this JSON file")
     parser.add_argument("--plot", help="draw F1 and seconds/doc against K into this PNG")

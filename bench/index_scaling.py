@@ -115,7 +115,8 @@ def main() -> None:
         added = _rss_mb() - rss
         size = index_mib(index)
         ivf = faiss.try_extract_index_ivf(index)
-        refine = faiss.downcast_index(index) if isinstance(faiss.downcast_index(index), faiss.IndexRefine) else None
+        refine = faiss.downcast_index(index)
+        refine = refine if isinstance(refine, faiss.IndexRefine) else None
         probes = [ivf.nprobe, *[n for n in args.nprobe if n != ivf.nprobe]] if ivf is not None else [None]
         factors = [refine.k_factor, *[f for f in args.k_factor if f != refine.k_factor]] if refine is not None else [None]
         for nprobe, k_factor in itertools.product(probes, factors):

@@ -21,7 +21,7 @@ import torch
 from annotator.pipeline import Linker
 from annotator.quantization import int8_copy
 from annotator.training.data import TitleLookup, build_documents, load_kb, read_nif_corpus
-from annotator.training.evaluation import RECALL_AT, evaluate_linker, retrieval_recall
+from annotator.training.evaluation import RECALL_AT, evaluate_linker, per_document, retrieval_recall
 from annotator.training.loop import encode, top_k
 
 REPOSITORY = Path(__file__).resolve().parents[1]
@@ -65,11 +65,7 @@ def main() -> None:
                     "int8": encode(int8_retriever.embed_entities, linker.builder, entity_ids,
                                    batch_size=batch_size, device=device, desc="encode KB int8")}
     for name, vectors in entities.items():
-        found = top_k(passages, vectors, max(RECALL_AT)).tolist()
-        ranked, first = [], 0
-        for document in documents:
-            ranked.append(found[first:first + len(document.passages)])
-            first += len(document.passages)
+        ranked = per_document(documents, top_k(passages, vectors, max(RECALL_AT)).tolist())
         metrics = retrieval_recall(documents, ranked, kb)
         print(f"recall, {name} entity vectors, {len(documents)} docs: "
               + ", ".join(f"{key} {value:.2f}" for key, value in metrics.items()))

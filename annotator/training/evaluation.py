@@ -74,10 +74,14 @@ def rank_passages(retriever: DualEncoder, builder: InputBuilder, documents: Sequ
     passage_vectors = encode(retriever.embed_passages, builder, [p.input_ids for p in passages],
                              batch_size=batch_size, device=device, desc="encode passages")
     row_of = torch.as_tensor(rows)
-    found = row_of[top_k(passage_vectors, entity_vectors, k)].tolist()
+    return per_document(documents, row_of[top_k(passage_vectors, entity_vectors, k)].tolist())
+
+
+def per_document(documents: Sequence[TrainingDocument], found: Sequence[list[int]]) -> list[list[list[int]]]:
+    """Split ranked rows of all passages (in document order) into one list per document."""
     ranked, begin = [], 0
     for document in documents:
-        ranked.append(found[begin:begin + len(document.passages)])
+        ranked.append(list(found[begin:begin + len(document.passages)]))
         begin += len(document.passages)
     return ranked
 

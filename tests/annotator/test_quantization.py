@@ -10,7 +10,7 @@ from torch import nn
 
 from annotator import DEFAULT_MODEL_DIR
 from annotator.checkpoint import load_checkpoint_tokenizer, load_config, load_reader
-from annotator.pipeline import Linker, kb_encoder
+from annotator.pipeline import Linker, cpu_int8
 from annotator.quantization import int8_copy, precision
 from annotator.tokenization import InputBuilder
 
@@ -54,10 +54,10 @@ def test_the_cpu_linker_runs_int8_unless_told_not_to(tiny_checkpoint: Path, tiny
         assert text[mention.start:mention.end] == mention.surface
 
 
-def test_kb_encoder_is_int8_on_the_cpu_only_when_configured(tiny_linker: Linker) -> None:
+def test_cpu_int8_is_int8_on_the_cpu_only_when_configured(tiny_linker: Linker) -> None:
     retriever = tiny_linker.retriever
-    assert kb_encoder(retriever, tiny_linker.config) is retriever
-    encoder = kb_encoder(retriever, tiny_linker.config.replace(cpu_int8=True))
+    assert cpu_int8(retriever, tiny_linker.config) is retriever
+    encoder = cpu_int8(retriever, tiny_linker.config.replace(cpu_int8=True))
     assert precision(encoder) == "int8" and precision(retriever) == "float32"
 
 
