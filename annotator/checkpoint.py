@@ -43,8 +43,9 @@ def save_checkpoint(directory: str | Path, *, config: LinkerConfig, tokenizer: P
     for name, module in (("retriever", retriever), ("reader", reader)):
         if module is None:
             continue
+        aliases = tensor_aliases(module)
         state = {k: v.detach().to("cpu", dtype) if v.is_floating_point() else v.detach().cpu()
-                 for k, v in module.state_dict().items()}
+                 for k, v in module.state_dict().items() if k not in aliases}
         (directory / name).mkdir(exist_ok=True)
         save_torch_state_dict(state, directory / name, max_shard_size=MAX_SHARD_SIZE)
     logger.info("saved checkpoint to %s", directory)
@@ -70,17 +71,33 @@ def _encoder(directory: Path) -> PreTrainedModel:
     return encoder_from_config(AutoConfig.from_pretrained(str(directory / "encoder")))
 
 
+def tensor_aliases(module: torch.nn.Module) -> set[str]:
+    """State-dict names of tensors that an earlier name already holds (tied weights): stored once."""
+    seen: set[int] = set()
+    aliases = set()
+    for name, tensor in module.state_dict(keep_vars=True).items():
+        if id(tensor) in seen:
+            aliases.add(name)
+        seen.add(id(tensor))
+    return aliases
+
+
 def _load_weights(module: torch.nn.Module, directory: Path) -> None:
     if not has_module(directory.parent, directory.name):
         raise ModelLoadError(f"no safetensors weights in {directory}")
-    load_torch_model(module, directory, strict=True)
+    result = load_torch_model(module, directory, strict=False)  # tied weights are stored under one name
+    missing = set(result.missing_keys) - tensor_aliases(module)
+    if missing or result.unexpected_keys:
+        raise ModelLoadError(f"weights in {directory} do not fit the model: missing {sorted(missing)[:5]}, "
+                             f"unexpected {sorted(result.unexpected_keys)[:5]}")
 
 
 def load_retriever(directory: str | Path, config: LinkerConfig) -> DualEncoder:
     """The trained DualEncoder of a checkpoint (fp32, on the CPU)."""
     directory = Path(directory)
     retriever = DualEncoder(_encoder(directory), None if config.shared_towers else _encoder(directory),
-                            pooling=config.pooling, normalize=config.normalize)
+                            pooling=config.pooling, normalize=config.normalize,
+                            shared_embeddings=config.shared_embeddings)
     _load_weights(retriever, directory / "retriever")
     return retriever.float().eval()
 
@@ -97,8 +114,8 @@ def new_retriever(config: LinkerConfig) -> DualEncoder:
     """A DualEncoder initialised from the pretrained base encoder named in `config`."""
     path = resolve_encoder(config.encoder)
     entity_encoder = None if config.shared_towers else load_pretrained_encoder(path)
-    return DualEncoder(load_pretrained_encoder(path), entity_encoder,
-                       pooling=config.pooling, normalize=config.normalize)
+    return DualEncoder(load_pretrained_encoder(path), entity_encoder, pooling=config.pooling,
+                       normalize=config.normalize, shared_embeddings=config.shared_embeddings)
 
 
 def new_reader(config: LinkerConfig) -> Reader:

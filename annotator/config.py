@@ -35,6 +35,8 @@ class LinkerConfig:
         normalize: unit-length retriever vectors, so the inner product is a cosine.
         score_scale: multiplies the retriever's inner product in the training loss (a temperature).
         shared_towers: one encoder for passages and entities (halves the checkpoint).
+        shared_embeddings: with separate towers, the passage tower reads the entity tower's word
+            embeddings (stored once: a third of MiniLM's weights).
         merge: "gerbil" resolves same-span and overlapping predictions (one per span, best first);
             "paper" only merges exact duplicates (s, t, e), as EntQA did.
         index_type: faiss index for the KB: "flat" (exact inner product), "hnsw" or "ivfpq".
@@ -59,6 +61,7 @@ class LinkerConfig:
     normalize: bool = True
     score_scale: float = 20.0
     shared_towers: bool = False
+    shared_embeddings: bool = False
     merge: str = "gerbil"
     index_type: str = "flat"
     cpu_int8: bool = True

@@ -27,11 +27,11 @@ def build_index(model_dir: str | Path, kb_path: str | Path, out: str | Path | No
     retriever = load_retriever(model_dir, config).to(torch_device, dtype)
     builder = InputBuilder(load_checkpoint_tokenizer(model_dir), config)
     if out is None and limit is None:
-        out = cached_index_dir(model_dir, kb_path, config)
+        out = cached_index_dir(retriever, kb_path, config)
     elif out is None:
         raise ValueError("a partial index (limit) needs an explicit output folder")
     return EntityIndex.build(out, kb_path=kb_path, retriever=cpu_int8(retriever, config), builder=builder,
-                             checkpoint_id=retriever_identity(model_dir), index_type=config.index_type,
+                             checkpoint_id=retriever_identity(retriever), index_type=config.index_type,
                              batch_size=config.retriever_batch_size, limit=limit)
 
 

@@ -21,7 +21,7 @@ from annotator.linking import Span
 from annotator.merging import LinkedSpan, merge, to_character_spans
 from annotator.quantization import int8_copy, precision
 from annotator.reader import Reader
-from annotator.retrieval import EntityIndex, checkpoint_identity, identity_key, index_identity
+from annotator.retrieval import EntityIndex, identity_key, index_identity, weights_identity
 from annotator.retriever import DualEncoder
 from annotator.tokenization import DocumentTokens, InputBuilder, Passage
 from annotator.uris import dbpedia_uri
@@ -51,14 +51,14 @@ def inference_device(device: str | torch.device | None = None) -> tuple[torch.de
     return device, torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
 
 
-def retriever_identity(model_dir: str | Path) -> str:
-    """Identity of a checkpoint's retriever weights (what its entity vectors depend on)."""
-    return checkpoint_identity(sorted((Path(model_dir) / "retriever").glob("*.safetensors")))
+def retriever_identity(retriever: DualEncoder) -> str:
+    """Identity of the entity tower's weights: what a KB index depends on (a new passage tower keeps it)."""
+    return weights_identity(retriever.entity_tower)
 
 
-def cached_index_dir(model_dir: str | Path, kb_path: str | Path, config: LinkerConfig) -> Path:
-    """The cache folder where the entity index of `kb_path` for this checkpoint and config is built once."""
-    identity = index_identity(kb_path=kb_path, checkpoint_id=retriever_identity(model_dir), config=config.to_dict())
+def cached_index_dir(retriever: DualEncoder, kb_path: str | Path, config: LinkerConfig) -> Path:
+    """The cache folder where the entity index of `kb_path` for this entity tower and config is built once."""
+    identity = index_identity(kb_path=kb_path, checkpoint_id=retriever_identity(retriever), config=config.to_dict())
     return _cache_folder(identity, config.index_type)
 
 
@@ -110,7 +110,7 @@ class Linker:
         builder = InputBuilder(load_checkpoint_tokenizer(model_dir), config)
         retriever = load_retriever(model_dir, config).to(device, dtype)
         reader = cpu_int8(load_reader(model_dir).to(device, dtype), config)
-        checkpoint_id = retriever_identity(model_dir)
+        checkpoint_id = retriever_identity(retriever)
         kb = _resolve_kb(model_dir, kb_path, required=index_dir is None)
         identity = index_identity(kb_path=kb, checkpoint_id=checkpoint_id, config=config.to_dict())
         if index_dir is not None:

@@ -42,7 +42,7 @@ _SAVE_EVERY_BATCHES = 20  # encoded batches between progress checkpoints
 _FORMAT_VERSION = 1
 
 # Config fields that change the stored ids or vectors; an index built under other values is stale.
-INDEX_CONFIG_FIELDS = ("encoder", "max_entity_len", "pooling", "normalize", "shared_towers")
+INDEX_CONFIG_FIELDS = ("encoder", "max_entity_len", "pooling", "normalize")
 
 
 def _flat(dim: int, rows: int) -> faiss.Index:
@@ -136,7 +136,7 @@ class EntityIndex:
             kb_path: the KB file (any format `read_kb` reads).
             retriever: its entity tower encodes; it stays on its device and dtype.
             builder: makes `[CLS] title [unused2] description [SEP]` ids of `max_entity_len` at most.
-            checkpoint_id: identity of the retriever weights (see `checkpoint_identity`).
+            checkpoint_id: identity of the entity tower weights (see `weights_identity`).
             index_type: a key of `INDEX_FACTORIES`.
             batch_size: entities per forward pass (batches hold entities of similar length).
             limit: index only the first `limit` entities (benchmarks, samples).
@@ -224,13 +224,13 @@ class EntityIndex:
         return [self.entity_ids[row, : self.lengths[row]].tolist() for row in rows]
 
 
-def checkpoint_identity(files: Sequence[Path]) -> str:
-    """A cheap identity of model weights: sha256 over each file's name, size and first MiB."""
+def weights_identity(module: torch.nn.Module) -> str:
+    """sha256 over a module's named fp16 weights: equal for equal weights, whatever file or model holds them."""
     digest = hashlib.sha256()
-    for path in sorted(files):
-        digest.update(f"{path.name}:{path.stat().st_size}".encode())
-        with path.open("rb") as handle:
-            digest.update(handle.read(2**20))
+    for name, tensor in sorted(module.state_dict().items()):
+        digest.update(f"{name}:{tuple(tensor.shape)}".encode())
+        value = tensor.detach().cpu()
+        digest.update((value.half() if value.is_floating_point() else value).contiguous().numpy().tobytes())
     return digest.hexdigest()
 
 

@@ -12,12 +12,19 @@ class DualEncoder(nn.Module):
     """score(p, e) = P · E, with P, E pooled from two encoders (or one, with `entity_encoder=None`)."""
 
     def __init__(self, passage_encoder: PreTrainedModel, entity_encoder: PreTrainedModel | None = None,
-                 *, pooling: str = "mean", normalize: bool = True) -> None:
+                 *, pooling: str = "mean", normalize: bool = True, shared_embeddings: bool = False) -> None:
         super().__init__()
         self.passage_encoder = passage_encoder
         self.entity_encoder = entity_encoder  # None: the towers share weights
+        if entity_encoder is not None and shared_embeddings:
+            passage_encoder.set_input_embeddings(entity_encoder.get_input_embeddings())
         self.pooling = pooling
         self.normalize = normalize
+
+    @property
+    def entity_tower(self) -> PreTrainedModel:
+        """The encoder of entity vectors (what a KB index depends on)."""
+        return self.entity_encoder or self.passage_encoder
 
     @property
     def dim(self) -> int:
@@ -38,4 +45,4 @@ class DualEncoder(nn.Module):
 
     def embed_entities(self, batch: Batch) -> torch.Tensor:
         """(batch, d) entity vectors."""
-        return self._embed(self.entity_encoder or self.passage_encoder, batch)
+        return self._embed(self.entity_tower, batch)

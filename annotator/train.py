@@ -1,4 +1,8 @@
-"""Command line: `python -m annotator.train retriever|reader --train T --dev D --kb KB --out DIR [options]`."""
+"""Command line: `python -m annotator.train retriever|passage-tower|reader --train T --dev D --kb KB --out DIR [options]`.
+
+The stages, in order: `retriever` (both towers, sampled negatives), optionally `passage-tower` (query-side
+fine-tuning against the built index of the whole KB, which stays valid), then `reader` on its candidates.
+"""
 from __future__ import annotations
 
 import argparse
@@ -9,16 +13,21 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import torch
 
-from annotator.checkpoint import (load_checkpoint_tokenizer, load_config, load_reader, load_retriever, new_reader,
-                                  new_retriever)
+from annotator.checkpoint import (has_module, load_checkpoint_tokenizer, load_config, load_reader, load_retriever,
+                                  new_reader, new_retriever)
 from annotator.config import LinkerConfig
 from annotator.encoders import MINILM, load_tokenizer, resolve_encoder
+from annotator.pipeline import cached_index_dir, retriever_identity
+from annotator.retrieval import EntityIndex, index_identity
+from annotator.retriever import DualEncoder
 from annotator.tokenization import InputBuilder
 from annotator.training.data import (TitleLookup, build_documents, load_kb, read_nif_corpus,
                                      read_title_variants)
 from annotator.training.loop import LAST, TRAINING_CONFIG_FILE, TrainingConfig, seed_everything
+from annotator.training.passage_tower_trainer import PassageTowerTrainer, PassageTowerTrainingConfig, split_towers
 from annotator.training.reader_trainer import ReaderTrainer, ReaderTrainingConfig
 from annotator.training.retriever_trainer import RetrieverTrainer, RetrieverTrainingConfig
 
@@ -35,12 +44,16 @@ _OVERRIDES = {"epochs": "epochs", "batch_size": "batch_size", "grad_accumulation
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m annotator.train", description=__doc__)
-    parser.add_argument("module", choices=("retriever", "reader"))
+    parser.add_argument("module", choices=("retriever", "passage-tower", "reader"))
     parser.add_argument("--train", type=Path, required=True, help="training corpus (NIF Turtle)")
     parser.add_argument("--dev", type=Path, required=True, help="dev corpus (NIF Turtle), evaluated each epoch")
     parser.add_argument("--kb", type=Path, required=True, help="entity KB (JSON lines, optionally gzipped)")
     parser.add_argument("--out", type=Path, required=True, help="checkpoint folder (best dev) with last/ for resuming")
-    parser.add_argument("--retriever", type=Path, help="reader only: the trained retriever's checkpoint folder")
+    parser.add_argument("--retriever", type=Path,
+                        help="passage-tower and reader: the trained retriever's checkpoint folder")
+    parser.add_argument("--index-dir", type=Path,
+                        help="the KB's entity index built with that retriever; passage-tower: default the cache's; "
+                             "reader: when given, candidates come from the whole KB")
     parser.add_argument("--encoder", default=MINILM, help="retriever only: base encoder name or folder")
     parser.add_argument("--shared-towers", action="store_true",
                         help="retriever only: one encoder for passages and entities (halves the checkpoint)")
@@ -66,16 +79,23 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--threads", type=int)
     parser.add_argument("--seed", type=int)
     args = parser.parse_args(argv)
-    if args.module == "reader" and args.retriever is None:
-        parser.error("the reader needs --retriever DIR (a trained retriever checkpoint)")
+    if args.module != "retriever" and args.retriever is None:
+        parser.error(f"{args.module} needs --retriever DIR (a trained retriever checkpoint)")
     return args
 
 
 def training_config(args: argparse.Namespace) -> TrainingConfig:
-    kind = RetrieverTrainingConfig if args.module == "retriever" else ReaderTrainingConfig
+    kind = {"retriever": RetrieverTrainingConfig, "passage-tower": PassageTowerTrainingConfig,
+            "reader": ReaderTrainingConfig}[args.module]
     known = {f.name for f in dataclasses.fields(kind)}
     return kind(**{field: getattr(args, flag) for flag, field in _OVERRIDES.items()
                    if field in known and getattr(args, flag) is not None})
+
+
+def kb_vectors(index_dir: Path, retriever: DualEncoder, kb_path: Path, config: LinkerConfig) -> np.ndarray:
+    """The entity vectors of a built index, checked to come from this KB and this retriever's entity tower."""
+    identity = index_identity(kb_path=kb_path, checkpoint_id=retriever_identity(retriever), config=config.to_dict())
+    return EntityIndex.load(index_dir, identity=identity, use_gpu=False).embeddings
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -90,12 +110,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     last = args.out / LAST
     resuming = args.resume and (last / "config.json").is_file()
 
+    reader = None
     if args.module == "retriever":
         linker_config = load_config(last) if resuming else LinkerConfig(encoder=args.encoder,
                                                                          max_entity_len=config.max_entity_len,
                                                                          shared_towers=args.shared_towers)
         tokenizer = load_tokenizer(resolve_encoder(linker_config.encoder))
         retriever = load_retriever(last, linker_config) if resuming else new_retriever(linker_config)
+    elif args.module == "passage-tower":
+        source = last if resuming else args.retriever
+        # entity inputs stay as the index was built: max_entity_len is not overridden
+        retriever, linker_config = split_towers(load_retriever(source, load_config(source)), load_config(source))
+        tokenizer = load_checkpoint_tokenizer(source)
+        reader = load_reader(source) if has_module(source, "reader") else None
     else:
         linker_config = load_config(args.retriever).replace(max_entity_len=config.max_entity_len)
         tokenizer = load_checkpoint_tokenizer(args.retriever)
@@ -114,9 +141,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.module == "retriever":
         trainer = RetrieverTrainer(retriever.to(device), builder, kb, train, dev, config=config,
                                    linker_config=linker_config, device=device)
+    elif args.module == "passage-tower":
+        vectors = kb_vectors(args.index_dir or cached_index_dir(retriever, args.kb, linker_config), retriever,
+                             args.kb, linker_config)
+        trainer = PassageTowerTrainer(retriever.to(device), builder, kb, vectors, train, dev, config=config,
+                                      linker_config=linker_config, device=device, reader=reader)
     else:
+        vectors = kb_vectors(args.index_dir, retriever, args.kb, linker_config) if args.index_dir else None
         trainer = ReaderTrainer(reader.to(device), retriever, builder, kb, train, dev, config=config,
-                                linker_config=linker_config, device=device, out=args.out)
+                                linker_config=linker_config, device=device, out=args.out, entity_vectors=vectors)
     best = trainer.train(out=args.out, resume=resuming)
     logger.info("best dev: %s", best)
     return 0

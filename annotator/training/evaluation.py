@@ -64,12 +64,16 @@ def retrieval_recall(documents: Sequence[TrainingDocument], ranked: Sequence[Seq
 
 
 def rank_passages(retriever: DualEncoder, builder: InputBuilder, documents: Sequence[TrainingDocument],
-                  kb: KnowledgeBase, rows: Sequence[int], *, k: int, batch_size: int,
-                  device: torch.device) -> list[list[list[int]]]:
-    """Top-k KB rows (from the index over `rows`) of every passage, per document, per passage."""
-    entity_vectors = encode(retriever.embed_entities, builder,
-                            builder.entity_inputs([kb.titles[r] for r in rows], [kb.texts[r] for r in rows]),
-                            batch_size=batch_size, device=device, desc="encode entities")
+                  kb: KnowledgeBase, rows: Sequence[int], *, k: int, batch_size: int, device: torch.device,
+                  entity_vectors: torch.Tensor | None = None) -> list[list[list[int]]]:
+    """Top-k KB rows (exact search over `rows`) of every passage, per document, per passage.
+
+    `entity_vectors` are the vectors of `rows` when already known (a built index's); else they are encoded.
+    """
+    if entity_vectors is None:
+        entity_vectors = encode(retriever.embed_entities, builder,
+                                builder.entity_inputs([kb.titles[r] for r in rows], [kb.texts[r] for r in rows]),
+                                batch_size=batch_size, device=device, desc="encode entities")
     passages = [p for d in documents for p in d.passages]
     passage_vectors = encode(retriever.embed_passages, builder, [p.input_ids for p in passages],
                              batch_size=batch_size, device=device, desc="encode passages")

@@ -115,9 +115,13 @@ def encode(embed: Callable[[Batch], torch.Tensor], builder: InputBuilder, sequen
     return result
 
 
-def top_k(queries: torch.Tensor, keys: torch.Tensor, k: int, *, chunk: int = 4096) -> torch.Tensor:
-    """(queries, min(k, keys)) indices of the highest inner products, best first (exact, chunked matmul)."""
+def top_k(queries: torch.Tensor, keys: torch.Tensor, k: int, *, chunk: int | None = None) -> torch.Tensor:
+    """(queries, min(k, keys)) indices of the highest inner products, best first (exact, chunked matmul).
+
+    `chunk` queries are scored at a time; by default as many as keep the score block near 1 GB of fp32.
+    """
     k = min(k, keys.shape[0])
+    chunk = chunk or max(1, 2**28 // max(keys.shape[0], 1))
     return torch.cat([(queries[i:i + chunk] @ keys.T).topk(k, dim=1).indices
                       for i in range(0, queries.shape[0], chunk)]) if len(queries) else torch.zeros(0, k, dtype=torch.long)
 

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import torch
 
 from annotator.checkpoint import save_checkpoint
@@ -61,14 +62,21 @@ class ReaderTrainer:
 
     def __init__(self, reader: Reader, retriever: DualEncoder, builder: InputBuilder, kb: KnowledgeBase,
                  train: Sequence[TrainingDocument], dev: Sequence[TrainingDocument], *,
-                 config: ReaderTrainingConfig, linker_config: LinkerConfig, device: torch.device, out: Path) -> None:
+                 config: ReaderTrainingConfig, linker_config: LinkerConfig, device: torch.device, out: Path,
+                 entity_vectors: np.ndarray | None = None) -> None:
+        """`entity_vectors`: the (KB rows, d) vectors of the KB's built index; when given, candidates are
+        ranked over the whole KB (as at inference) instead of over a sample of `candidate_kb_size` entities."""
         self.reader, self.retriever, self.builder, self.kb, self.dev = reader, retriever, builder, kb, dev
         self.config, self.linker_config, self.device, self.out = config, linker_config, device, out
         dev_golds = [g for d in dev for g in d.gold_rows]
         passages = passages_with_golds(train, limit=config.max_passages, seed=config.seed)
-        rows = sample_kb_rows(len(kb), [*(g for p in passages for g in p.gold_rows), *dev_golds],
-                              config.candidate_kb_size, seed=config.seed)
-        self.examples = self._with_candidates(passages, rows)
+        if entity_vectors is None:
+            rows = sample_kb_rows(len(kb), [*(g for p in passages for g in p.gold_rows), *dev_golds],
+                                  config.candidate_kb_size, seed=config.seed)
+            self.examples = self._with_candidates(passages, rows)
+        else:
+            vectors = torch.from_numpy(np.asarray(entity_vectors, dtype=np.float32))
+            self.examples = self._with_candidates(passages, range(len(kb)), vectors)
         gold_rows = [g for e in self.examples for g in e.passage.gold_rows]
         others = [r for e in self.examples for r in e.candidates if r not in e.passage.gold_rows]
         gold_share, other_share = kb.title_only_share(gold_rows), kb.title_only_share(others)
@@ -81,13 +89,16 @@ class ReaderTrainer:
                                                      seed=config.seed + 1)).write_jsonl_gz(out / EVAL_KB_FILE)
         self.rng = random.Random(config.seed)
 
-    def _with_candidates(self, passages: Sequence[TrainingPassage], rows: Sequence[int]) -> list[ReaderExample]:
-        """Each passage's golds, then the retriever's best other entities, K in all (more if it has > K golds)."""
+    def _with_candidates(self, passages: Sequence[TrainingPassage], rows: Sequence[int],
+                         vectors: torch.Tensor | None = None) -> list[ReaderExample]:
+        """Each passage's golds, then the retriever's best other entities among `rows` (with their `vectors`
+        when known), K in all (more if it has > K golds)."""
         self.retriever.eval()
         document = TrainingDocument("", "", (), tuple(passages))
         ranked = rank_passages(self.retriever, self.builder, [document], self.kb, rows,
                                k=self.config.candidates + max(len(p.gold_rows) for p in passages),
-                               batch_size=self.config.encode_batch_size, device=self.device)[0]
+                               batch_size=self.config.encode_batch_size, device=self.device,
+                               entity_vectors=vectors)[0]
         examples = []
         for passage, found in zip(passages, ranked):
             golds = sorted(passage.gold_rows)

@@ -112,7 +112,7 @@ def test_the_index_command_builds_where_the_linker_looks(tiny_checkpoint: Path, 
     index = build_index(tiny_checkpoint, tiny_kb)  # finds the index tiny_linker built (precision is not identity)
     linker = Linker.from_pretrained(tiny_checkpoint, kb_path=tiny_kb, device="cpu")
     assert index.directory == linker.index.directory == tiny_linker.index.directory
-    assert index.directory == cached_index_dir(tiny_checkpoint, tiny_kb, linker.config)
+    assert index.directory == cached_index_dir(linker.retriever, tiny_kb, linker.config)
     assert index.directory.parent == entqa_cache / "indexes"
     with pytest.raises(ValueError, match="explicit output folder"):
         build_index(tiny_checkpoint, tiny_kb, limit=3)

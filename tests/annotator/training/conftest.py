@@ -92,6 +92,12 @@ def retriever(tokenizer) -> DualEncoder:
 
 
 @pytest.fixture
+def shared_retriever(tokenizer) -> DualEncoder:
+    torch.manual_seed(0)
+    return DualEncoder(tiny_bert(tokenizer))
+
+
+@pytest.fixture
 def reader(tokenizer) -> Reader:
     torch.manual_seed(0)
     return Reader(tiny_bert(tokenizer))

@@ -6,10 +6,15 @@ import random
 import pytest
 import torch
 
-from annotator.checkpoint import load_reader, load_retriever, save_checkpoint
+from annotator.checkpoint import load_config, load_reader, load_retriever, save_checkpoint
+from annotator.index import build_index
+from annotator.pipeline import cached_index_dir
+from annotator.retrieval import weights_identity
 from annotator.train import main
 from annotator.training.data import TitleLookup, build_documents, load_kb, read_nif_corpus
 from annotator.training.loop import make_optimizer
+from annotator.training.loop import encode
+from annotator.training.passage_tower_trainer import PassageTowerTrainer, PassageTowerTrainingConfig, split_towers
 from annotator.training.reader_trainer import ReaderTrainer, ReaderTrainingConfig
 from annotator.training.retriever_trainer import RetrieverTrainer, RetrieverTrainingConfig
 
@@ -55,6 +60,46 @@ def test_one_reader_step_lowers_the_loss(corpus, retriever, reader, builder, lin
     assert after < before
 
 
+@pytest.fixture
+def split_retriever(shared_retriever, linker_config):
+    return split_towers(shared_retriever, linker_config.replace(shared_towers=True))
+
+
+def test_passage_tower_step_lowers_the_loss_and_leaves_the_entity_tower_alone(corpus, split_retriever, builder):
+    kb, docs = corpus
+    retriever, linker_config = split_retriever
+    entity_tower = weights_identity(retriever.entity_tower)
+    vectors = encode(retriever.embed_entities, builder, builder.entity_inputs(kb.titles, kb.texts), batch_size=4,
+                     device=torch.device("cpu"), desc="entities").numpy()
+    config = PassageTowerTrainingConfig(lr=1e-3, warmup=0.0)
+    trainer = PassageTowerTrainer(retriever, builder, kb, vectors, docs, docs, config=config,
+                                  linker_config=linker_config, device=torch.device("cpu"))
+    before, after = loss_before_and_after_one_step(trainer, retriever, trainer.batches(0)[0], config)
+    assert after < before
+    assert weights_identity(retriever.entity_tower) == entity_tower  # the index built before stays valid
+    assert retriever.passage_encoder.get_input_embeddings() is retriever.entity_tower.get_input_embeddings()
+    assert "passage_R@100" in trainer.evaluate(1)
+
+
+def test_split_towers_store_shared_embeddings_once(split_retriever, builder, tmp_path):
+    retriever, linker_config = split_retriever
+    with torch.no_grad():  # make the towers differ, as training would
+        next(retriever.passage_encoder.encoder.parameters()).add_(0.5)
+    save_checkpoint(tmp_path, config=linker_config, tokenizer=builder.tokenizer, retriever=retriever,
+                    dtype=torch.float32)
+    loaded = load_retriever(tmp_path, linker_config)
+    assert loaded.passage_encoder.get_input_embeddings() is loaded.entity_tower.get_input_embeddings()
+    batch = builder.pad(builder.entity_inputs(["Ada Lovelace"], ["An English mathematician."]))
+    retriever.eval()
+    with torch.no_grad():
+        assert torch.equal(retriever.embed_passages(batch), loaded.embed_passages(batch))
+        assert torch.equal(retriever.embed_entities(batch), loaded.embed_entities(batch))
+        assert not torch.equal(loaded.embed_passages(batch), loaded.embed_entities(batch))
+    from safetensors import safe_open
+    names = [n for f in (tmp_path / "retriever").glob("*.safetensors") for n in safe_open(f, "pt").keys()]
+    assert sum(n.endswith("word_embeddings.weight") for n in names) == 1
+
+
 def test_save_then_load_gives_identical_outputs(retriever, reader, builder, linker_config, tmp_path):
     save_checkpoint(tmp_path, config=linker_config, tokenizer=builder.tokenizer, retriever=retriever, reader=reader,
                     dtype=torch.float32)
@@ -75,7 +120,7 @@ def test_command_line_trains_both_modules_and_resumes(corpus_path, kb_path, enco
     common = ["--train", str(corpus_path), "--dev", str(corpus_path), "--kb", str(kb_path), "--batch-size", "2",
               "--max-entity-len", "24", "--eval-kb-size", "3", "--threads", "1", "--seed", "3"]
     retriever_dir, reader_dir = tmp_path / "retriever", tmp_path / "reader"
-    assert main(["retriever", *common, "--out", str(retriever_dir), "--encoder", str(encoder_dir),
+    assert main(["retriever", *common, "--out", str(retriever_dir), "--encoder", str(encoder_dir), "--shared-towers",
                  "--negatives", "3", "--hard-kb-size", "3", "--epochs", "2"]) == 0
     assert (retriever_dir / "retriever").is_dir() and (retriever_dir / "last" / "training_state.pt").is_file()
     metrics = [json.loads(line) for line in (retriever_dir / "metrics.jsonl").read_text().splitlines()]
@@ -83,11 +128,20 @@ def test_command_line_trains_both_modules_and_resumes(corpus_path, kb_path, enco
     saved = json.loads((retriever_dir / "retriever_training_config.json").read_text())
     assert saved["negatives"] == 3 and saved["epochs"] == 2
     # Resuming a finished run evaluates nothing more.
-    assert main(["retriever", *common, "--out", str(retriever_dir), "--encoder", str(encoder_dir),
+    assert main(["retriever", *common, "--out", str(retriever_dir), "--encoder", str(encoder_dir), "--shared-towers",
                  "--negatives", "3", "--hard-kb-size", "3", "--epochs", "2", "--resume"]) == 0
     assert len((retriever_dir / "metrics.jsonl").read_text().splitlines()) == 2
 
-    assert main(["reader", *common, "--out", str(reader_dir), "--retriever", str(retriever_dir),
-                 "--candidates", "3", "--candidate-kb-size", "3"]) == 0
+    # Query-side stage: against the KB index of the trained entity tower, which stays valid after it.
+    index = build_index(retriever_dir, kb_path)
+    tower_dir = tmp_path / "passage_tower"
+    assert main(["passage-tower", *common, "--out", str(tower_dir), "--retriever", str(retriever_dir)]) == 0
+    assert json.loads((tower_dir / "config.json").read_text())["shared_towers"] is False
+    assert "passage_R@100" in json.loads((tower_dir / "metrics.jsonl").read_text().splitlines()[0])
+    tower = load_retriever(tower_dir, load_config(tower_dir))
+    assert cached_index_dir(tower, kb_path, load_config(tower_dir)) == index.directory
+
+    assert main(["reader", *common, "--out", str(reader_dir), "--retriever", str(tower_dir),
+                 "--candidates", "3", "--index-dir", str(index.directory)]) == 0
     assert (reader_dir / "reader").is_dir() and (reader_dir / "retriever").is_dir()
     assert "f1" in json.loads((reader_dir / "metrics.jsonl").read_text().splitlines()[0])
