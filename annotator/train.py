@@ -92,10 +92,11 @@ def training_config(args: argparse.Namespace) -> TrainingConfig:
                    if field in known and getattr(args, flag) is not None})
 
 
-def kb_vectors(index_dir: Path, retriever: DualEncoder, kb_path: Path, config: LinkerConfig) -> np.ndarray:
-    """The entity vectors of a built index, checked to come from this KB and this retriever's entity tower."""
+def kb_vectors(index_dir: Path, retriever: DualEncoder, kb_path: Path, config: LinkerConfig) -> torch.Tensor:
+    """The fp32 entity vectors of a built index, checked to come from this KB and this retriever's entity tower."""
     identity = index_identity(kb_path=kb_path, checkpoint_id=retriever_identity(retriever), config=config.to_dict())
-    return EntityIndex.load(index_dir, identity=identity, use_gpu=False).embeddings
+    embeddings = EntityIndex.load(index_dir, identity=identity, use_gpu=False).embeddings
+    return torch.from_numpy(np.asarray(embeddings, dtype=np.float32))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -120,7 +121,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     elif args.module == "passage-tower":
         source = last if resuming else args.retriever
         # entity inputs stay as the index was built: max_entity_len is not overridden
-        retriever, linker_config = split_towers(load_retriever(source, load_config(source)), load_config(source))
+        source_config = load_config(source)
+        retriever, linker_config = split_towers(load_retriever(source, source_config), source_config)
         tokenizer = load_checkpoint_tokenizer(source)
         reader = load_reader(source) if has_module(source, "reader") else None
     else:

@@ -91,11 +91,12 @@ def per_document(documents: Sequence[TrainingDocument], found: Sequence[list[int
 
 
 def evaluate_retriever(retriever: DualEncoder, builder: InputBuilder, documents: Sequence[TrainingDocument],
-                       kb: KnowledgeBase, rows: Sequence[int], *, batch_size: int,
-                       device: torch.device) -> dict[str, float]:
-    """Passage- and document-level R@1/10/100 over an index of the KB `rows` (dev golds + distractors)."""
+                       kb: KnowledgeBase, rows: Sequence[int], *, batch_size: int, device: torch.device,
+                       entity_vectors: torch.Tensor | None = None) -> dict[str, float]:
+    """Passage- and document-level R@1/10/100 over an index of the KB `rows` (dev golds + distractors, or all),
+    with the `entity_vectors` of `rows` when already known."""
     ranked = rank_passages(retriever, builder, documents, kb, rows, k=max(RECALL_AT), batch_size=batch_size,
-                           device=device)
+                           device=device, entity_vectors=entity_vectors)
     return retrieval_recall(documents, ranked, kb)
 
 

@@ -230,6 +230,13 @@ def run_training(model: nn.Module, hooks: LoopHooks, config: TrainingConfig, *, 
     return best
 
 
+def shuffled_batches(items: Sequence[BatchT], size: int, *, seed: int) -> list[Sequence[BatchT]]:
+    """`items` shuffled by `seed` (the same order again on resume) and cut into batches of `size`."""
+    order = list(items)
+    random.Random(seed).shuffle(order)
+    return list(chunks(order, size))
+
+
 def chunks(items: Sequence[BatchT], size: int) -> Iterator[Sequence[BatchT]]:
     """Consecutive slices of `size` items (the last may be shorter)."""
     for begin in range(0, len(items), size):

@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import copy
 import logging
-import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import torch
 
 from annotator.checkpoint import save_checkpoint
@@ -24,8 +22,8 @@ from annotator.reader import Reader
 from annotator.retriever import DualEncoder
 from annotator.tokenization import InputBuilder
 from annotator.training.data import KnowledgeBase, TrainingDocument, passages_with_golds
-from annotator.training.evaluation import RECALL_AT, per_document, retrieval_recall
-from annotator.training.loop import LoopHooks, TrainingConfig, chunks, encode, run_training, top_k
+from annotator.training.evaluation import evaluate_retriever
+from annotator.training.loop import LoopHooks, TrainingConfig, run_training, shuffled_batches
 from annotator.training.losses import multilabel_nce_loss
 
 logger = logging.getLogger(__name__)
@@ -51,16 +49,11 @@ def split_towers(retriever: DualEncoder, config: LinkerConfig) -> tuple[DualEnco
     return split, config.replace(shared_towers=False, shared_embeddings=True)
 
 
-def freeze_entity_tower(retriever: DualEncoder) -> None:
-    """No gradient into the entity tower (nor into the word embeddings the passage tower shares with it)."""
-    retriever.entity_tower.requires_grad_(False)
-
-
 class PassageTowerTrainer:
     """Owns the data, the frozen entity vectors and the hooks of a query-side run (see `run_training`)."""
 
     def __init__(self, retriever: DualEncoder, builder: InputBuilder, kb: KnowledgeBase,
-                 entity_vectors: np.ndarray, train: Sequence[TrainingDocument], dev: Sequence[TrainingDocument], *,
+                 entity_vectors: torch.Tensor, train: Sequence[TrainingDocument], dev: Sequence[TrainingDocument], *,
                  config: PassageTowerTrainingConfig, linker_config: LinkerConfig, device: torch.device,
                  reader: Reader | None = None) -> None:
         """
@@ -74,18 +67,16 @@ class PassageTowerTrainer:
             raise ValueError("query-side training needs separate towers: pass split_towers(retriever, config)")
         if len(entity_vectors) != len(kb):
             raise ValueError(f"{len(entity_vectors)} entity vectors for a KB of {len(kb)} entities")
-        freeze_entity_tower(retriever)
+        retriever.entity_tower.requires_grad_(False)  # and the word embeddings the passage tower shares
         self.retriever, self.builder, self.kb, self.dev, self.reader = retriever, builder, kb, dev, reader
         self.config, self.linker_config, self.device = config, linker_config, device
-        self.entities = torch.from_numpy(np.asarray(entity_vectors, dtype=np.float32)).to(device)  # (rows, d)
+        self.entities = entity_vectors.to(device)  # (rows, d)
         self.passages = passages_with_golds(train, limit=config.max_passages, seed=config.seed)
         logger.info("%d training passages against all %d entities", len(self.passages), len(kb))
 
     # -- hooks ---------------------------------------------------------------------------------
     def batches(self, epoch: int) -> list[Sequence[int]]:
-        order = list(range(len(self.passages)))
-        random.Random(self.config.seed + epoch).shuffle(order)
-        return list(chunks(order, self.config.batch_size))
+        return shuffled_batches(range(len(self.passages)), self.config.batch_size, seed=self.config.seed + epoch)
 
     def loss(self, indices: Sequence[int]) -> torch.Tensor:
         passages = [self.passages[i] for i in indices]
@@ -98,11 +89,9 @@ class PassageTowerTrainer:
 
     def evaluate(self, epoch: int) -> dict[str, float]:
         """Passage- and document-level R@1/10/100 of the dev passages against the whole KB (exact search)."""
-        passages = [p for d in self.dev for p in d.passages]
-        vectors = encode(self.retriever.embed_passages, self.builder, [p.input_ids for p in passages],
-                         batch_size=self.config.encode_batch_size, device=self.device, desc="encode dev passages")
-        found = top_k(vectors.to(self.device), self.entities, max(RECALL_AT)).cpu().tolist()
-        metrics = retrieval_recall(self.dev, per_document(self.dev, found), self.kb)
+        metrics = evaluate_retriever(self.retriever, self.builder, self.dev, self.kb, range(len(self.kb)),
+                                     batch_size=self.config.encode_batch_size, device=self.device,
+                                     entity_vectors=self.entities)
         return {**metrics, "score": metrics["passage_R@100"] + metrics["passage_R@10"]}
 
     def save(self, directory: Path, dtype: torch.dtype) -> None:

@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import torch
 
 from annotator.checkpoint import save_checkpoint
@@ -18,7 +17,7 @@ from annotator.tokenization import InputBuilder
 from annotator.training.data import (KnowledgeBase, TrainingDocument, TrainingPassage, description_dropout,
                                      passages_with_golds, sample_kb_rows)
 from annotator.training.evaluation import evaluate_linker, pipeline_linker, rank_passages
-from annotator.training.loop import LoopHooks, TrainingConfig, chunks, run_training
+from annotator.training.loop import LoopHooks, TrainingConfig, run_training, shuffled_batches
 from annotator.training.losses import reader_loss
 
 logger = logging.getLogger(__name__)
@@ -63,7 +62,7 @@ class ReaderTrainer:
     def __init__(self, reader: Reader, retriever: DualEncoder, builder: InputBuilder, kb: KnowledgeBase,
                  train: Sequence[TrainingDocument], dev: Sequence[TrainingDocument], *,
                  config: ReaderTrainingConfig, linker_config: LinkerConfig, device: torch.device, out: Path,
-                 entity_vectors: np.ndarray | None = None) -> None:
+                 entity_vectors: torch.Tensor | None = None) -> None:
         """`entity_vectors`: the (KB rows, d) vectors of the KB's built index; when given, candidates are
         ranked over the whole KB (as at inference) instead of over a sample of `candidate_kb_size` entities."""
         self.reader, self.retriever, self.builder, self.kb, self.dev = reader, retriever, builder, kb, dev
@@ -75,8 +74,7 @@ class ReaderTrainer:
                                   config.candidate_kb_size, seed=config.seed)
             self.examples = self._with_candidates(passages, rows)
         else:
-            vectors = torch.from_numpy(np.asarray(entity_vectors, dtype=np.float32))
-            self.examples = self._with_candidates(passages, range(len(kb)), vectors)
+            self.examples = self._with_candidates(passages, range(len(kb)), entity_vectors)
         gold_rows = [g for e in self.examples for g in e.passage.gold_rows]
         others = [r for e in self.examples for r in e.candidates if r not in e.passage.gold_rows]
         gold_share, other_share = kb.title_only_share(gold_rows), kb.title_only_share(others)
@@ -108,9 +106,7 @@ class ReaderTrainer:
 
     # -- hooks ---------------------------------------------------------------------------------
     def batches(self, epoch: int) -> list[Sequence[ReaderExample]]:
-        order = list(self.examples)
-        random.Random(self.config.seed + epoch).shuffle(order)
-        return list(chunks(order, self.config.batch_size))
+        return shuffled_batches(self.examples, self.config.batch_size, seed=self.config.seed + epoch)
 
     def loss(self, examples: Sequence[ReaderExample]) -> torch.Tensor:
         k = self.config.candidates

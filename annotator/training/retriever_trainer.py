@@ -16,7 +16,7 @@ from annotator.tokenization import InputBuilder
 from annotator.training.data import (KnowledgeBase, TrainingDocument, TrainingPassage, description_dropout,
                                      passages_with_golds, sample_kb_rows)
 from annotator.training.evaluation import evaluate_retriever
-from annotator.training.loop import LoopHooks, TrainingConfig, chunks, encode, run_training, top_k
+from annotator.training.loop import LoopHooks, TrainingConfig, encode, run_training, shuffled_batches, top_k
 from annotator.training.losses import multilabel_nce_loss
 
 logger = logging.getLogger(__name__)
@@ -76,9 +76,7 @@ class RetrieverTrainer:
 
     # -- hooks ---------------------------------------------------------------------------------
     def batches(self, epoch: int) -> list[Sequence[int]]:
-        order = list(range(len(self.passages)))
-        random.Random(self.config.seed + epoch).shuffle(order)
-        return list(chunks(order, self.config.batch_size))
+        return shuffled_batches(range(len(self.passages)), self.config.batch_size, seed=self.config.seed + epoch)
 
     def mine_hard_negatives(self, epoch: int) -> None:
         """Ranks the mining index for every training passage with the current model."""

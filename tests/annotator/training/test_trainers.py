@@ -70,7 +70,7 @@ def test_passage_tower_step_lowers_the_loss_and_leaves_the_entity_tower_alone(co
     retriever, linker_config = split_retriever
     entity_tower = weights_identity(retriever.entity_tower)
     vectors = encode(retriever.embed_entities, builder, builder.entity_inputs(kb.titles, kb.texts), batch_size=4,
-                     device=torch.device("cpu"), desc="entities").numpy()
+                     device=torch.device("cpu"), desc="entities")
     config = PassageTowerTrainingConfig(lr=1e-3, warmup=0.0)
     trainer = PassageTowerTrainer(retriever, builder, kb, vectors, docs, docs, config=config,
                                   linker_config=linker_config, device=torch.device("cpu"))
