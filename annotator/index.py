@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 from annotator.checkpoint import load_checkpoint_tokenizer, load_config, load_retriever
-from annotator.pipeline import cached_index_dir, cpu_int8, inference_device, retriever_identity
+from annotator.pipeline import cached_index_dir, inference_device, kb_encoder, retriever_identity
 from annotator.retrieval import INDEX_FACTORIES, EntityIndex
 from annotator.tokenization import InputBuilder
 
@@ -30,7 +30,7 @@ def build_index(model_dir: str | Path, kb_path: str | Path, out: str | Path | No
         out = cached_index_dir(retriever, kb_path, config)
     elif out is None:
         raise ValueError("a partial index (limit) needs an explicit output folder")
-    return EntityIndex.build(out, kb_path=kb_path, retriever=cpu_int8(retriever, config), builder=builder,
+    return EntityIndex.build(out, kb_path=kb_path, encoder=kb_encoder(retriever, builder, config), builder=builder,
                              checkpoint_id=retriever_identity(retriever), index_type=config.index_type,
                              batch_size=config.retriever_batch_size, limit=limit)
 

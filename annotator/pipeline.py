@@ -6,7 +6,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 import torch
@@ -19,9 +19,9 @@ from annotator.encoders import cache_dir
 from annotator.errors import ModelLoadError
 from annotator.linking import Span
 from annotator.merging import LinkedSpan, merge, to_character_spans
-from annotator.quantization import int8_copy, precision
+from annotator.onnx_int8 import OnnxInt8EntityEncoder, OnnxInt8Reader
 from annotator.reader import Reader
-from annotator.retrieval import EntityIndex, identity_key, index_identity, weights_identity
+from annotator.retrieval import EntityEncoder, EntityIndex, identity_key, index_identity, weights_identity
 from annotator.retriever import DualEncoder
 from annotator.tokenization import DocumentTokens, InputBuilder, Passage
 from annotator.uris import dbpedia_uri
@@ -66,20 +66,24 @@ def _cache_folder(identity: Mapping[str, Any], index_type: str) -> Path:
     return cache_dir() / "indexes" / identity_key({**identity, "index_type": index_type})
 
 
-ModelT = TypeVar("ModelT", bound=torch.nn.Module)
+def cpu_reader(reader: Reader, builder: InputBuilder, config: LinkerConfig) -> Reader | OnnxInt8Reader:
+    """The reader the linker runs: on the CPU with `config.cpu_int8`, its int8 ONNX Runtime export."""
+    on_cpu = next(reader.parameters()).device.type == "cpu"
+    return OnnxInt8Reader(reader, builder) if on_cpu and config.cpu_int8 else reader
 
 
-def cpu_int8(model: ModelT, config: LinkerConfig) -> ModelT:
-    """An int8 copy of `model` when it runs on the CPU and `config.cpu_int8`, else `model` itself."""
-    on_cpu = next(model.parameters()).device.type == "cpu"
-    return int8_copy(model) if on_cpu and config.cpu_int8 else model
+def kb_encoder(retriever: DualEncoder, builder: InputBuilder, config: LinkerConfig) -> EntityEncoder:
+    """What encodes a KB: on the CPU with `config.cpu_int8`, the entity tower in int8 under ONNX Runtime."""
+    if retriever.device.type == "cpu" and config.cpu_int8:
+        return OnnxInt8EntityEncoder(retriever, builder)
+    return retriever
 
 
 class Linker:
     """EntQA end to end: `link(text)` (A2KB) or `link(text, spans)` (D2KB) → mentions sorted by start."""
 
-    def __init__(self, *, config: LinkerConfig, builder: InputBuilder, retriever: DualEncoder, reader: Reader,
-                 index: EntityIndex, device: torch.device, model_dir: Path, kb_path: Path | None) -> None:
+    def __init__(self, *, config: LinkerConfig, builder: InputBuilder, retriever: DualEncoder,
+                 reader: Reader | OnnxInt8Reader, index: EntityIndex, device: torch.device, model_dir: Path, kb_path: Path | None) -> None:
         self.config = config
         self.builder = builder
         self.retriever = retriever
@@ -109,7 +113,7 @@ class Linker:
         device, dtype = inference_device(device)
         builder = InputBuilder(load_checkpoint_tokenizer(model_dir), config)
         retriever = load_retriever(model_dir, config).to(device, dtype)
-        reader = cpu_int8(load_reader(model_dir).to(device, dtype), config)
+        reader = cpu_reader(load_reader(model_dir).to(device, dtype), builder, config)
         checkpoint_id = retriever_identity(retriever)
         kb = _resolve_kb(model_dir, kb_path, required=index_dir is None)
         identity = index_identity(kb_path=kb, checkpoint_id=checkpoint_id, config=config.to_dict())
@@ -120,7 +124,7 @@ class Linker:
         else:
             directory = _cache_folder(identity, config.index_type)
             logger.info("entity index for %s: %s (built once, then reused)", kb, directory)
-            index = EntityIndex.build(directory, kb_path=kb, retriever=cpu_int8(retriever, config), builder=builder,
+            index = EntityIndex.build(directory, kb_path=kb, encoder=kb_encoder(retriever, builder, config), builder=builder,
                                       checkpoint_id=checkpoint_id, index_type=config.index_type,
                                       batch_size=config.retriever_batch_size)
         return cls(config=config, builder=builder, retriever=retriever, reader=reader, index=index,
@@ -131,7 +135,7 @@ class Linker:
         return {"model": str(self.model_dir), "encoder": self.config.encoder,
                 "kb": str(self.kb_path or self.index.directory), "entities": str(len(self.index)),
                 "index": self.index.manifest["index_type"],
-                "device": f"{self.device} {precision(self.reader)}"}
+                "device": f"{self.device} {self.reader.precision}"}
 
     def link(self, text: str, spans: Sequence[Span] | None = None) -> list[Mention]:
         """Mentions in `text`: found end to end, or one per given `(start, end)` span (D2KB).

@@ -7,6 +7,7 @@ import torch
 from torch import nn
 from transformers import PreTrainedModel
 
+from annotator.quantization import precision
 from annotator.tokenization import Batch
 
 
@@ -28,6 +29,11 @@ class Reader(nn.Module):
         hidden = int(encoder.config.hidden_size)
         self.span_head = nn.Linear(hidden, 2)
         self.rerank_head = nn.Linear(hidden, 1)
+
+    @property
+    def precision(self) -> str:
+        """How it computes: "int8" (a dynamically quantized copy) or its float dtype."""
+        return precision(self)
 
     def forward(self, batch: Batch) -> ReaderLogits:
         hidden = self.encoder(**batch.as_kwargs()).last_hidden_state  # (pairs, seq_len, d)

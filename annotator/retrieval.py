@@ -20,7 +20,7 @@ import logging
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import faiss
 import numpy as np
@@ -30,9 +30,7 @@ from tqdm.auto import tqdm
 from annotator.data_types import Entity
 from annotator.errors import ConfigError, ModelLoadError
 from annotator.kb import kb_fingerprint, read_kb
-from annotator.quantization import precision
-from annotator.retriever import DualEncoder
-from annotator.tokenization import InputBuilder
+from annotator.tokenization import Batch, InputBuilder
 
 logger = logging.getLogger(__name__)
 
@@ -103,6 +101,21 @@ def identity_key(identity: Mapping[str, Any]) -> str:
     return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:16]
 
 
+class EntityEncoder(Protocol):
+    """What encodes a KB: a `DualEncoder`, or its entity tower under ONNX Runtime (`OnnxInt8EntityEncoder`)."""
+
+    @property
+    def dim(self) -> int: ...
+
+    @property
+    def device(self) -> torch.device: ...
+
+    @property
+    def precision(self) -> str: ...
+
+    def embed_entities(self, batch: Batch) -> torch.Tensor: ...
+
+
 class EntityIndex:
     """Entity metadata, token ids, vectors and a faiss index over them; rows are KB line positions."""
 
@@ -126,7 +139,7 @@ class EntityIndex:
 
     # -- building ----------------------------------------------------------------------------
     @classmethod
-    def build(cls, directory: str | Path, *, kb_path: str | Path, retriever: DualEncoder, builder: InputBuilder,
+    def build(cls, directory: str | Path, *, kb_path: str | Path, encoder: EntityEncoder, builder: InputBuilder,
               checkpoint_id: str, index_type: str = "flat", batch_size: int = 256,
               limit: int | None = None, use_gpu: bool | None = None) -> EntityIndex:
         """Encode a KB with the entity tower and index it; an interrupted build resumes where it stopped.
@@ -134,7 +147,7 @@ class EntityIndex:
         Args:
             directory: the index folder (created; a finished index there with the same identity is reused).
             kb_path: the KB file (any format `read_kb` reads).
-            retriever: its entity tower encodes; it stays on its device and dtype.
+            encoder: the retriever (its entity tower, on its device and dtype) or its int8 ONNX Runtime export.
             builder: makes `[CLS] title [unused2] description [SEP]` ids of `max_entity_len` at most.
             checkpoint_id: identity of the entity tower weights (see `weights_identity`).
             index_type: a key of `INDEX_FACTORIES`.
@@ -149,12 +162,12 @@ class EntityIndex:
         manifest = _read_manifest(directory)
         if manifest.get("identity") != identity or manifest.get("index_type") != index_type:
             manifest = {"identity": identity, "index_type": index_type, "complete": False,
-                        "encoded_with": precision(retriever)}
+                        "encoded_with": encoder.precision}
             _tokenize_kb(directory, kb_path=kb_path, builder=builder, limit=limit)
             _write_json(directory / "progress.json", {"encoded": 0})
             _write_json(directory / MANIFEST, manifest)
         if not manifest["complete"]:
-            _encode(directory, retriever=retriever, builder=builder, batch_size=batch_size)
+            _encode(directory, encoder=encoder, builder=builder, batch_size=batch_size)
             embeddings = np.load(directory / "embeddings.npy", mmap_mode="r")
             _write_faiss(directory, embeddings, index_type)
             manifest.update(complete=True, rows=int(embeddings.shape[0]), dim=int(embeddings.shape[1]))
@@ -284,12 +297,12 @@ def _save_npy(path: Path, array: np.ndarray) -> None:
     stored.flush()
 
 
-def _encode(directory: Path, *, retriever: DualEncoder, builder: InputBuilder, batch_size: int) -> None:
+def _encode(directory: Path, *, encoder: EntityEncoder, builder: InputBuilder, batch_size: int) -> None:
     """Fill embeddings.npy in length order, recording progress so that a restart continues."""
     entity_ids = np.load(directory / "entity_ids.npy", mmap_mode="r")
     lengths = np.load(directory / "entity_lengths.npy")
     path = directory / "embeddings.npy"
-    shape = (len(lengths), retriever.dim)
+    shape = (len(lengths), encoder.dim)
     done = json.loads((directory / "progress.json").read_text())["encoded"]
     if done == 0 or not path.is_file():
         done = 0
@@ -297,13 +310,12 @@ def _encode(directory: Path, *, retriever: DualEncoder, builder: InputBuilder, b
     embeddings = np.load(path, mmap_mode="r+")
     # Similar lengths share a batch, so padding wastes little; the order is the same after a restart.
     order = np.argsort(lengths, kind="stable")
-    device = next(retriever.parameters()).device
     starts = range(done, len(order), batch_size)
     with torch.inference_mode():
         for count, start in enumerate(tqdm(starts, desc="encoding entities", unit="batch"), start=1):
             rows = np.sort(order[start:start + batch_size])
             sequences = [entity_ids[row, : lengths[row]].tolist() for row in rows]
-            vectors = retriever.embed_entities(builder.pad(sequences).to(device))  # (batch, dim)
+            vectors = encoder.embed_entities(builder.pad(sequences).to(encoder.device))  # (batch, dim)
             embeddings[rows] = vectors.float().cpu().numpy().astype(np.float16)
             if count % _SAVE_EVERY_BATCHES == 0 or start + batch_size >= len(order):
                 embeddings.flush()

@@ -5,6 +5,7 @@ import torch
 from torch import nn
 from transformers import PreTrainedModel
 
+from annotator.quantization import precision
 from annotator.tokenization import Batch
 
 
@@ -29,6 +30,15 @@ class DualEncoder(nn.Module):
     @property
     def dim(self) -> int:
         return int(self.passage_encoder.config.hidden_size)
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.parameters()).device
+
+    @property
+    def precision(self) -> str:
+        """How the towers compute: "int8" (a dynamically quantized copy) or their float dtype."""
+        return precision(self)
 
     def _embed(self, encoder: PreTrainedModel, batch: Batch) -> torch.Tensor:
         hidden = encoder(**batch.as_kwargs()).last_hidden_state  # (batch, seq_len, d)

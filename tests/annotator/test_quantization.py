@@ -1,16 +1,18 @@
-"""int8 on the CPU: the copy leaves the model alone, stays close to fp32, and is what the linker runs."""
+"""int8 on the CPU: the copies leave the model alone, stay close to fp32, and are what the linker runs."""
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 import torch
 from torch import nn
 
 from annotator import DEFAULT_MODEL_DIR
-from annotator.checkpoint import load_checkpoint_tokenizer, load_config, load_reader
-from annotator.pipeline import Linker, cpu_int8
+from annotator.checkpoint import load_checkpoint_tokenizer, load_config, load_reader, load_retriever
+from annotator.onnx_int8 import OnnxInt8EntityEncoder, OnnxInt8Reader
+from annotator.pipeline import Linker, cpu_reader, kb_encoder
 from annotator.quantization import int8_copy, precision
 from annotator.tokenization import InputBuilder
 
@@ -24,7 +26,8 @@ def test_int8_copy_leaves_the_original_in_float() -> None:
     assert all(torch.equal(a, b) for a, b in zip(before, model.parameters()))
 
 
-def test_int8_reader_stays_close_to_fp32() -> None:
+@pytest.mark.parametrize("quantize", [int8_copy, OnnxInt8Reader], ids=["torch", "onnxruntime"])
+def test_int8_reader_stays_close_to_fp32(quantize) -> None:
     # The shipped weights: a random tiny model's logits are too flat to say anything about int8 error.
     config = load_config(DEFAULT_MODEL_DIR)
     builder = InputBuilder(load_checkpoint_tokenizer(DEFAULT_MODEL_DIR), config)
@@ -36,18 +39,45 @@ def test_int8_reader_stays_close_to_fp32() -> None:
     pairs = [builder.reader_input(passage, ids) for ids in entities]
     batch = builder.pad([ids for ids, _ in pairs], [segments for _, segments in pairs])
     with torch.inference_mode():
-        full, low = reader(batch), int8_copy(reader)(batch)
+        quantized = int8_copy(reader) if quantize is int8_copy else OnnxInt8Reader(reader, builder, threads=1)
+        full, low = reader(batch), quantized(batch)
+        assert torch.equal(reader(batch).start, full.start), "quantizing left the reader alone"
     assert not torch.equal(full.start, low.start), "the int8 copy computes differently"
+    assert low.start.shape == full.start.shape and low.rerank.shape == full.rerank.shape
     width = len(passage)  # padding positions are never decoded
     for a, b in ((full.start, low.start), (full.end, low.end)):
         assert np.corrcoef(a[:, :width].flatten().numpy(), b[:, :width].flatten().numpy())[0, 1] > 0.97
     assert torch.equal(full.rerank.argmax(), low.rerank.argmax())
 
 
-def test_the_cpu_linker_runs_int8_unless_told_not_to(tiny_checkpoint: Path, tiny_kb: Path, entqa_cache: Path,
-                                                    tiny_linker: Linker) -> None:
+def test_onnx_int8_entity_vectors_stay_close_to_fp32_whatever_the_padding() -> None:
+    config = load_config(DEFAULT_MODEL_DIR)
+    builder = InputBuilder(load_checkpoint_tokenizer(DEFAULT_MODEL_DIR), config)
+    retriever = load_retriever(DEFAULT_MODEL_DIR, config).float().eval()
+    entities = builder.entity_inputs(
+        ["Paris", "Olympique Lyonnais", "Germany national football team", "Lyon"],
+        ["", "French association football club based in Lyon, playing in Ligue 1 since 1989.",
+         "The men's national football team of Germany, four times world champion.", ""])
+    with torch.inference_mode():
+        full = retriever.embed_entities(builder.pad(entities))
+        encoder = OnnxInt8EntityEncoder(retriever, builder, threads=1)
+        assert torch.equal(retriever.embed_entities(builder.pad(entities)), full), "the export left the model alone"
+    assert encoder.dim == retriever.dim and encoder.precision == "onnxruntime int8"
+    batched = encoder.embed_entities(builder.pad(entities))
+    # A short entity padded to the longest one: a mask frozen at export time would let it attend to padding.
+    alone = torch.cat([encoder.embed_entities(builder.pad([ids])) for ids in entities])
+    assert not torch.equal(full, batched), "the session computes in int8"
+    for vectors in (batched, alone):
+        assert torch.nn.functional.cosine_similarity(full, vectors).min() > 0.98
+
+
+def test_the_cpu_linker_runs_int8_unless_told_not_to(tiny_checkpoint: Path, tiny_kb: Path, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch, tiny_linker: Linker) -> None:
+    monkeypatch.setenv("ENTQA_CACHE", str(tmp_path))  # its own index, not tiny_linker's fp32 one
     linker = Linker.from_pretrained(tiny_checkpoint, kb_path=tiny_kb, device="cpu")
-    assert linker.describe()["device"] == "cpu int8"
+    assert linker.describe()["device"] == "cpu onnxruntime int8"
+    manifest = json.loads((linker.index.directory / "manifest.json").read_text())
+    assert manifest["encoded_with"] == "onnxruntime int8"
     assert tiny_linker.describe()["device"] == "cpu float32"  # built with cpu_int8=False
     text = "Lyon beat Paris in Zürich."
     for mention in linker.link(text):
@@ -55,10 +85,11 @@ def test_the_cpu_linker_runs_int8_unless_told_not_to(tiny_checkpoint: Path, tiny
 
 
 def test_cpu_int8_is_int8_on_the_cpu_only_when_configured(tiny_linker: Linker) -> None:
-    retriever = tiny_linker.retriever
-    assert cpu_int8(retriever, tiny_linker.config) is retriever
-    encoder = cpu_int8(retriever, tiny_linker.config.replace(cpu_int8=True))
-    assert precision(encoder) == "int8" and precision(retriever) == "float32"
+    retriever, builder, config = tiny_linker.retriever, tiny_linker.builder, tiny_linker.config
+    reader = tiny_linker.reader
+    assert cpu_reader(reader, builder, config) is reader and kb_encoder(retriever, builder, config) is retriever
+    assert isinstance(cpu_reader(reader, builder, config.replace(cpu_int8=True)), OnnxInt8Reader)
+    assert isinstance(kb_encoder(retriever, builder, config.replace(cpu_int8=True)), OnnxInt8EntityEncoder)
 
 
 def test_the_index_manifest_names_the_encoding_precision(tiny_linker: Linker) -> None:

@@ -29,7 +29,7 @@ def builder(tiny_checkpoint: Path, tokenizer: PreTrainedTokenizerBase) -> InputB
 
 
 def build(directory: Path, kb: Path, retriever: DualEncoder, builder: InputBuilder, **options) -> EntityIndex:
-    return EntityIndex.build(directory, kb_path=kb, retriever=retriever, builder=builder, checkpoint_id="tiny",
+    return EntityIndex.build(directory, kb_path=kb, encoder=retriever, builder=builder, checkpoint_id="tiny",
                              use_gpu=False, **options)
 
 
