@@ -1,13 +1,16 @@
 """The CPU's int8 path: the entity tower and the reader exported to ONNX, run in int8 by ONNX Runtime.
 
-ONNX Runtime quantizes every MatMul, attention's included, with activations scaled per batch. Measured on
-this project's 2-core CPU (docs/RESULTS.md §3, §4) against torch's dynamic int8 copy (`int8_copy`): KB
-encoding about 1.2× faster and the reader about 2.7× faster, both closer to fp32. Exporting and
-quantizing take seconds, once per process (reader) or per index build (entity tower).
+ONNX Runtime's dynamic quantization makes every weight MatMul int8 (per output channel; activations
+scaled per batch; attention's score products stay fp32). Measured on this project's 2-core CPU
+(docs/RESULTS.md §6) against torch's dynamic int8 copy (`int8_copy`): KB encoding about 1.2× faster and the
+reader about 2.7× faster, both closer to fp32. Exporting and quantizing take seconds: once per process
+for the reader, once per index build for the entity tower.
 """
 from __future__ import annotations
 
 import copy
+import functools
+import logging
 import os
 import tempfile
 import warnings
@@ -66,8 +69,13 @@ class _Int8Session:
                 torch.onnx.export(traced, tuple(inputs.values()), str(fp32), input_names=list(inputs),
                                   output_names=self.outputs, dynamic_axes=axes, opset_version=17, dynamo=False)
             # DefaultTensorType: shape inference leaves some MatMul outputs untyped; they are all fp32.
-            quantize_dynamic(fp32, int8, per_channel=True, weight_type=QuantType.QInt8,
-                             extra_options={"DefaultTensorType": 1})
+            # The quantizer logs every node on the root logger; a service log needs none of it.
+            logging.disable(logging.WARNING)
+            try:
+                quantize_dynamic(fp32, int8, per_channel=True, weight_type=QuantType.QInt8,
+                                 extra_options={"DefaultTensorType": 1})
+            finally:
+                logging.disable(logging.NOTSET)
             options = onnxruntime.SessionOptions()
             options.intra_op_num_threads = threads or torch.get_num_threads() or os.cpu_count() or 1
             options.inter_op_num_threads = 1
@@ -85,10 +93,16 @@ class OnnxInt8EntityEncoder:
     device = torch.device("cpu")
 
     def __init__(self, retriever: DualEncoder, builder: InputBuilder, *, threads: int | None = None) -> None:
-        entity_only = DualEncoder(retriever.entity_tower, pooling=retriever.pooling, normalize=retriever.normalize)
         self.dim = retriever.dim
-        self._session = _Int8Session(entity_only, builder, kind="entities", outputs=["vectors"], per_token=[],
-                                     threads=threads)
+        self._retriever, self._builder, self._threads = retriever, builder, threads
+
+    @functools.cached_property
+    def _session(self) -> _Int8Session:
+        # Built on first use: loading a finished index must not pay for an export.
+        retriever = self._retriever
+        entity_only = DualEncoder(retriever.entity_tower, pooling=retriever.pooling, normalize=retriever.normalize)
+        return _Int8Session(entity_only, self._builder, kind="entities", outputs=["vectors"], per_token=[],
+                            threads=self._threads)
 
     def embed_entities(self, batch: Batch) -> torch.Tensor:
         """(batch, d) entity vectors in fp32."""

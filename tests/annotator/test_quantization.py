@@ -58,12 +58,12 @@ def test_onnx_int8_entity_vectors_stay_close_to_fp32_whatever_the_padding() -> N
         ["Paris", "Olympique Lyonnais", "Germany national football team", "Lyon"],
         ["", "French association football club based in Lyon, playing in Ligue 1 since 1989.",
          "The men's national football team of Germany, four times world champion.", ""])
+    encoder = OnnxInt8EntityEncoder(retriever, builder, threads=1)
+    assert encoder.dim == retriever.dim and encoder.precision == "onnxruntime int8"
     with torch.inference_mode():
         full = retriever.embed_entities(builder.pad(entities))
-        encoder = OnnxInt8EntityEncoder(retriever, builder, threads=1)
+        batched = encoder.embed_entities(builder.pad(entities))  # exports on first use
         assert torch.equal(retriever.embed_entities(builder.pad(entities)), full), "the export left the model alone"
-    assert encoder.dim == retriever.dim and encoder.precision == "onnxruntime int8"
-    batched = encoder.embed_entities(builder.pad(entities))
     # A short entity padded to the longest one: a mask frozen at export time would let it attend to padding.
     alone = torch.cat([encoder.embed_entities(builder.pad([ids])) for ids in entities])
     assert not torch.equal(full, batched), "the session computes in int8"
