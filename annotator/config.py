@@ -40,9 +40,9 @@ class LinkerConfig:
         merge: "gerbil" resolves same-span and overlapping predictions (one per span, best first);
             "paper" only merges exact duplicates (s, t, e), as EntQA did.
         index_type: faiss index for the KB: "flat" (exact inner product), "hnsw" or "ivfpq".
-        cpu_int8: on the CPU, run the reader with int8 Linear layers and encode a KB with the entity tower
-            in int8 under ONNX Runtime (faster at the same dev recall and F1 within noise; see
-            docs/RESULTS.md). Passages stay fp32.
+        cpu_int8: on the CPU, run the reader and the KB encoding (entity tower) in int8 under ONNX
+            Runtime (faster at the same dev recall and F1 within noise; see docs/RESULTS.md §6).
+            Passages stay fp32.
         reader_batch_size: (passage, candidate) pairs per reader forward pass (small batches stay in the
             CPU caches: 64 measured faster than 256).
         retriever_batch_size: texts per retriever forward pass.

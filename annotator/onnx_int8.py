@@ -31,15 +31,15 @@ _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
 class _Positional(nn.Module):
     # ONNX export traces positional tensors; this maps them back onto a Batch and the outputs onto a tuple.
-    def __init__(self, model: nn.Module, outputs: str) -> None:
+    def __init__(self, model: nn.Module, kind: str) -> None:
         super().__init__()
         self.model = model
-        self.outputs = outputs
+        self.kind = kind  # "entities": a retriever's pooled entity vectors; "reader": the reader's logits
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
                 token_type_ids: torch.Tensor | None = None) -> torch.Tensor | tuple[torch.Tensor, ...]:
         batch = Batch(input_ids, attention_mask, token_type_ids)
-        if self.outputs == "entities":
+        if self.kind == "entities":
             return self.model.embed_entities(batch)
         logits = self.model(batch)
         return logits.start, logits.end, logits.rerank

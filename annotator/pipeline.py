@@ -83,7 +83,8 @@ class Linker:
     """EntQA end to end: `link(text)` (A2KB) or `link(text, spans)` (D2KB) → mentions sorted by start."""
 
     def __init__(self, *, config: LinkerConfig, builder: InputBuilder, retriever: DualEncoder,
-                 reader: Reader | OnnxInt8Reader, index: EntityIndex, device: torch.device, model_dir: Path, kb_path: Path | None) -> None:
+                 reader: Reader | OnnxInt8Reader, index: EntityIndex, device: torch.device, model_dir: Path,
+                 kb_path: Path | None) -> None:
         self.config = config
         self.builder = builder
         self.retriever = retriever
@@ -124,8 +125,8 @@ class Linker:
         else:
             directory = _cache_folder(identity, config.index_type)
             logger.info("entity index for %s: %s (built once, then reused)", kb, directory)
-            index = EntityIndex.build(directory, kb_path=kb, encoder=kb_encoder(retriever, builder, config), builder=builder,
-                                      checkpoint_id=checkpoint_id, index_type=config.index_type,
+            index = EntityIndex.build(directory, kb_path=kb, encoder=kb_encoder(retriever, builder, config),
+                                      builder=builder, checkpoint_id=checkpoint_id, index_type=config.index_type,
                                       batch_size=config.retriever_batch_size)
         return cls(config=config, builder=builder, retriever=retriever, reader=reader, index=index,
                    device=device, model_dir=model_dir, kb_path=kb)

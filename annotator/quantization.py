@@ -1,8 +1,8 @@
-"""int8 inference on the CPU: dynamic quantization of a model's Linear layers.
+"""torch's dynamic int8 quantization of a model's Linear layers, and how a model computes.
 
-On a CPU with VNNI the int8 matrix products run about 1.5× faster than fp32. Weights are quantized per
-output channel; activations per batch, at run time. Measured on AIDA dev (docs/RESULTS.md): the same
-passage R@100 with int8 entity vectors, and reader F1 within half a point.
+Weights are quantized per output channel; activations per batch, at run time. On a CPU with VNNI this is
+about 1.5× faster than fp32 (docs/RESULTS.md §3). The linker's CPU path is now ONNX Runtime int8
+(`annotator.onnx_int8`, faster again, §6); this copy stays as the reference the int8 bench compares with.
 """
 from __future__ import annotations
 
