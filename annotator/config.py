@@ -44,7 +44,7 @@ class LinkerConfig:
             Runtime (faster at the same dev recall and F1 within noise; see docs/RESULTS.md §6).
             Passages stay fp32.
         reader_batch_size: (passage, candidate) pairs per reader forward pass (small batches stay in the
-            CPU caches: 64 measured faster than 256).
+            CPU caches: under ONNX Runtime int8, 32 measured faster than 16, 64 and 128; docs/RESULTS.md §7).
         retriever_batch_size: texts per retriever forward pass.
     """
 
@@ -66,7 +66,7 @@ class LinkerConfig:
     merge: str = "gerbil"
     index_type: str = "flat"
     cpu_int8: bool = True
-    reader_batch_size: int = 64
+    reader_batch_size: int = 32
     retriever_batch_size: int = 128
 
     def __post_init__(self) -> None:

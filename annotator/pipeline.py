@@ -59,11 +59,12 @@ def retriever_identity(retriever: DualEncoder) -> str:
 def cached_index_dir(retriever: DualEncoder, kb_path: str | Path, config: LinkerConfig) -> Path:
     """The cache folder where the entity index of `kb_path` for this entity tower and config is built once."""
     identity = index_identity(kb_path=kb_path, checkpoint_id=retriever_identity(retriever), config=config.to_dict())
-    return _cache_folder(identity, config.index_type)
+    return _cache_folder(identity)
 
 
-def _cache_folder(identity: Mapping[str, Any], index_type: str) -> Path:
-    return cache_dir() / "indexes" / identity_key({**identity, "index_type": index_type})
+def _cache_folder(identity: Mapping[str, Any]) -> Path:
+    # One folder per KB × entity tower × config: every index type built there shares its vectors.
+    return cache_dir() / "indexes" / identity_key(identity)
 
 
 def cpu_reader(reader: Reader, builder: InputBuilder, config: LinkerConfig) -> Reader | OnnxInt8Reader:
@@ -119,11 +120,11 @@ class Linker:
         kb = _resolve_kb(model_dir, kb_path, required=index_dir is None)
         identity = index_identity(kb_path=kb, checkpoint_id=checkpoint_id, config=config.to_dict())
         if index_dir is not None:
-            index = EntityIndex.load(index_dir, identity=identity)
+            index = EntityIndex.load(index_dir, identity=identity, index_type=config.index_type)
         elif kb == model_dir / EMBEDDED_KB and (model_dir / EMBEDDED_INDEX / "manifest.json").is_file():
-            index = EntityIndex.load(model_dir / EMBEDDED_INDEX, identity=identity)
+            index = EntityIndex.load(model_dir / EMBEDDED_INDEX, identity=identity, index_type=config.index_type)
         else:
-            directory = _cache_folder(identity, config.index_type)
+            directory = _cache_folder(identity)
             logger.info("entity index for %s: %s (built once, then reused)", kb, directory)
             index = EntityIndex.build(directory, kb_path=kb, encoder=kb_encoder(retriever, builder, config),
                                       builder=builder, checkpoint_id=checkpoint_id, index_type=config.index_type,
@@ -135,7 +136,7 @@ class Linker:
         """Model, encoder, KB, index and device in use (for /health)."""
         return {"model": str(self.model_dir), "encoder": self.config.encoder,
                 "kb": str(self.kb_path or self.index.directory), "entities": str(len(self.index)),
-                "index": self.index.manifest["index_type"],
+                "index": self.index.index_type,
                 "device": f"{self.device} {self.reader.precision}"}
 
     def link(self, text: str, spans: Sequence[Span] | None = None) -> list[Mention]:

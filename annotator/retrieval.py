@@ -9,7 +9,8 @@ Layout of an index folder::
     entity_lengths.npy  int32 (rows,): ids used per row
     embeddings.npy      float16 (rows, dim): entity-tower vectors
     progress.json       rows encoded so far, in length order (only while building)
-    faiss.index         the search index (approximate types only: an exact index is rebuilt from embeddings.npy)
+    faiss-TYPE.index    an approximate search index ("hnsw", "ivfpq"), one per type built; an exact index is
+                        rebuilt from embeddings.npy at load. The vectors are shared, so a new type never re-encodes.
 """
 from __future__ import annotations
 
@@ -38,6 +39,9 @@ MANIFEST = "manifest.json"
 _TOKENIZE_CHUNK = 10_000
 _SAVE_EVERY_BATCHES = 20  # encoded batches between progress checkpoints
 _FORMAT_VERSION = 1
+# Below this many queries faiss scans every vector once per query; a document's ~20 passages search 1M
+# vectors about 2.8x faster as one BLAS product (docs/RESULTS.md §7).
+faiss.cvar.distance_compute_blas_threshold = 1
 
 # Config fields that change the stored ids or vectors; an index built under other values is stale.
 INDEX_CONFIG_FIELDS = ("encoder", "max_entity_len", "pooling", "normalize")
@@ -47,10 +51,16 @@ def _flat(dim: int, rows: int) -> faiss.Index:
     return faiss.IndexFlatIP(dim)
 
 
+# HNSW's search breadth, set at load (a search setting, not part of the built graph). On the 1M-entity KB
+# with AIDA-A passages, 256 kept 98.2 % of the exact top 100 but lost 3.5 points of gold R@100 (title-only
+# entities sit in dense regions); 1024 keeps 99.7 % and gold R@100 within 0.3 (docs/RESULTS.md §7).
+HNSW_EF_SEARCH = 1024
+
+
 def _hnsw(dim: int, rows: int) -> faiss.Index:
     index = faiss.IndexHNSWFlat(dim, 32, faiss.METRIC_INNER_PRODUCT)
     index.hnsw.efConstruction = 200
-    index.hnsw.efSearch = 256  # above the paper's K = 100, or recall drops sharply
+    index.hnsw.efSearch = HNSW_EF_SEARCH
     return index
 
 
@@ -97,7 +107,7 @@ def index_identity(*, kb_path: str | Path | None, checkpoint_id: str, config: Ma
 
 
 def identity_key(identity: Mapping[str, Any]) -> str:
-    """A short folder name for an index identity (and index type)."""
+    """A short folder name for an index identity."""
     return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -120,9 +130,11 @@ class EntityIndex:
     """Entity metadata, token ids, vectors and a faiss index over them; rows are KB line positions."""
 
     def __init__(self, directory: Path, manifest: Mapping[str, Any], titles: list[str], qids: list[str | None],
-                 entity_ids: np.ndarray, lengths: np.ndarray, embeddings: np.ndarray, index: faiss.Index) -> None:
+                 entity_ids: np.ndarray, lengths: np.ndarray, embeddings: np.ndarray, index: faiss.Index,
+                 index_type: str) -> None:
         self.directory = directory
         self.manifest = dict(manifest)
+        self.index_type = index_type
         self.titles = titles
         self.qids = qids
         self.entity_ids = entity_ids  # (rows, max_entity_len) int32 memmap
@@ -145,7 +157,8 @@ class EntityIndex:
         """Encode a KB with the entity tower and index it; an interrupted build resumes where it stopped.
 
         Args:
-            directory: the index folder (created; a finished index there with the same identity is reused).
+            directory: the index folder (created). Vectors there with the same identity are reused: a
+                finished folder only gains the faiss index of a new `index_type`.
             kb_path: the KB file (any format `read_kb` reads).
             encoder: the retriever (its entity tower, on its device and dtype) or its int8 ONNX Runtime export.
             builder: makes `[CLS] title [unused2] description [SEP]` ids of `max_entity_len` at most.
@@ -160,34 +173,36 @@ class EntityIndex:
         identity = index_identity(kb_path=kb_path, checkpoint_id=checkpoint_id,
                                   config=builder.config.to_dict(), limit=limit)
         manifest = _read_manifest(directory)
-        if manifest.get("identity") != identity or manifest.get("index_type") != index_type:
-            manifest = {"identity": identity, "index_type": index_type, "complete": False,
-                        "encoded_with": encoder.precision}
+        if manifest.get("identity") != identity:
+            manifest = {"identity": identity, "complete": False, "encoded_with": encoder.precision}
             _tokenize_kb(directory, kb_path=kb_path, builder=builder, limit=limit)
             _write_json(directory / "progress.json", {"encoded": 0})
             _write_json(directory / MANIFEST, manifest)
         if not manifest["complete"]:
             _encode(directory, encoder=encoder, builder=builder, batch_size=batch_size)
             embeddings = np.load(directory / "embeddings.npy", mmap_mode="r")
-            _write_faiss(directory, embeddings, index_type)
             manifest.update(complete=True, rows=int(embeddings.shape[0]), dim=int(embeddings.shape[1]))
             _write_json(directory / MANIFEST, manifest)
             (directory / "progress.json").unlink(missing_ok=True)
-        return cls.load(directory, identity=identity, use_gpu=use_gpu)
+        if index_type != "flat" and not _faiss_path(directory, index_type).is_file():
+            _write_faiss(directory, np.load(directory / "embeddings.npy", mmap_mode="r"), index_type)
+        return cls.load(directory, identity=identity, index_type=index_type, use_gpu=use_gpu)
 
     # -- loading ------------------------------------------------------------------------------
     @classmethod
-    def load(cls, directory: str | Path, *, identity: Mapping[str, Any] | None = None,
+    def load(cls, directory: str | Path, *, identity: Mapping[str, Any] | None = None, index_type: str = "flat",
              use_gpu: bool | None = None) -> EntityIndex:
         """Open a finished index folder (arrays memory-mapped, faiss index read once).
 
         Args:
             directory: a folder written by `build`.
             identity: when given, each of its keys must match the manifest's (see `index_identity`).
+            index_type: the search index to open: "flat" (exact, made from the vectors) or one built there.
             use_gpu: move the faiss index to the GPU(s); None: when faiss and torch see one.
 
         Raises:
-            ModelLoadError: the folder is missing, unfinished or built from another KB/checkpoint/config.
+            ModelLoadError: the folder is missing, unfinished, built from another KB/checkpoint/config, or
+                lacks the faiss index of `index_type`.
         """
         directory = Path(directory)
         manifest = _read_manifest(directory)
@@ -203,8 +218,16 @@ class EntityIndex:
         entity_ids = np.load(directory / "entity_ids.npy", mmap_mode="r")
         lengths = np.load(directory / "entity_lengths.npy", mmap_mode="r")
         embeddings = np.load(directory / "embeddings.npy", mmap_mode="r")
-        index = _exact_index(embeddings) if manifest["index_type"] == "flat" \
-            else faiss.read_index(str(directory / "faiss.index"))
+        new_faiss_index(index_type, 1, 1)  # an unknown name is a ConfigError, not a missing file
+        if index_type == "flat":
+            index = _exact_index(embeddings)
+        elif _faiss_path(directory, index_type).is_file():
+            index = faiss.read_index(str(_faiss_path(directory, index_type)))
+            if isinstance(index, faiss.IndexHNSW):
+                index.hnsw.efSearch = HNSW_EF_SEARCH
+        else:
+            raise ModelLoadError(f"{directory} holds no {index_type} index; add it with python -m annotator.index "
+                                 f"--model DIR --kb PATH --out {directory} --index-type {index_type}")
         if not len(titles) == len(entity_ids) == len(embeddings) == index.ntotal:
             raise ModelLoadError(f"{directory} is inconsistent: {len(titles)} titles, {len(entity_ids)} id rows, "
                                  f"{len(embeddings)} vectors, {index.ntotal} indexed")
@@ -212,8 +235,8 @@ class EntityIndex:
             use_gpu = torch.cuda.is_available() and hasattr(faiss, "StandardGpuResources")
         if use_gpu:
             index = _to_gpu(index)
-        logger.info("loaded entity index %s: %d entities, %s", directory, index.ntotal, manifest["index_type"])
-        return cls(directory, manifest, titles, qids, entity_ids, lengths, embeddings, index)
+        logger.info("loaded entity index %s: %d entities, %s", directory, index.ntotal, index_type)
+        return cls(directory, manifest, titles, qids, entity_ids, lengths, embeddings, index, index_type)
 
     # -- use -----------------------------------------------------------------------------------
     def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -323,17 +346,22 @@ def _encode(directory: Path, *, encoder: EntityEncoder, builder: InputBuilder, b
     embeddings.flush()
 
 
+def _faiss_path(directory: Path, index_type: str) -> Path:
+    return directory / f"faiss-{index_type}.index"
+
+
 def _write_faiss(directory: Path, embeddings: np.ndarray, index_type: str) -> None:
-    # An exact index is nothing but the vectors: it is rebuilt from embeddings.npy at load (about a
-    # second per million entities) instead of being stored a second time in fp32.
-    if index_type == "flat":
-        return
+    """Train and fill an approximate index over the stored vectors; written whole or not at all."""
     rows, dim = embeddings.shape
     index = new_faiss_index(index_type, dim, rows)
-    sample = np.random.default_rng(0).choice(rows, size=min(rows, 256 * 1024), replace=False)
-    index.train(np.asarray(embeddings[np.sort(sample)], dtype=np.float32))
-    _add_all(index, embeddings)
-    faiss.write_index(index, str(directory / "faiss.index"))
+    if not index.is_trained:
+        sample = np.random.default_rng(0).choice(rows, size=min(rows, 256 * 1024), replace=False)
+        logger.info("training the %s index on %d vectors", index_type, len(sample))
+        index.train(np.asarray(embeddings[np.sort(sample)], dtype=np.float32))
+    _add_all(index, embeddings, progress=f"adding to the {index_type} index")
+    partial = _faiss_path(directory, index_type).with_suffix(".partial")
+    faiss.write_index(index, str(partial))
+    partial.replace(_faiss_path(directory, index_type))
 
 
 def _exact_index(embeddings: np.ndarray) -> faiss.Index:
@@ -342,8 +370,9 @@ def _exact_index(embeddings: np.ndarray) -> faiss.Index:
     return index
 
 
-def _add_all(index: faiss.Index, embeddings: np.ndarray) -> None:
-    for start in range(0, len(embeddings), 100_000):
+def _add_all(index: faiss.Index, embeddings: np.ndarray, *, progress: str | None = None) -> None:
+    starts = range(0, len(embeddings), 100_000)
+    for start in tqdm(starts, desc=progress, unit="100k", disable=progress is None):
         index.add(np.asarray(embeddings[start:start + 100_000], dtype=np.float32))
 
 

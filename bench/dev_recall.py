@@ -14,6 +14,7 @@ import json
 import time
 from pathlib import Path
 
+import numpy as np
 import torch
 from tqdm.auto import tqdm
 
@@ -32,6 +33,8 @@ def main() -> None:
     parser.add_argument("--dataset", required=True, help="NIF corpus with gold annotations")
     parser.add_argument("--docs", type=int, help="only the first N documents")
     parser.add_argument("--out", help="write the figures to this JSON file")
+    parser.add_argument("--queries-out", help="write the passage vectors (float32 .npy), e.g. for "
+                                              "bench.index_scaling --query-vectors")
     args = parser.parse_args()
 
     linker = Linker.from_pretrained(args.model, kb_path=args.kb, index_dir=args.index_dir)
@@ -39,12 +42,13 @@ def main() -> None:
     lookup = TitleLookup(kb)
     documents = build_documents(read_nif_corpus(args.dataset)[: args.docs], linker.builder, lookup)
     started = time.perf_counter()
-    ranked = []
+    ranked, queries = [], []
     with torch.inference_mode():
         for document in tqdm(documents, desc="retrieving", unit="doc"):
             inputs = [passage.input_ids for passage in document.passages]
             vectors = linker.retriever.embed_passages(linker.builder.pad(inputs).to(linker.device)).float()
-            _, rows = linker.index.search(vectors.cpu().numpy(), max(RECALL_AT))
+            queries.append(vectors.cpu().numpy())
+            _, rows = linker.index.search(queries[-1], max(RECALL_AT))
             ranked.append([r[r >= 0].tolist() for r in rows])
     seconds = time.perf_counter() - started
     metrics = retrieval_recall(documents, ranked, kb)
@@ -53,6 +57,8 @@ def main() -> None:
           f"({linker.describe()['index']} index), {seconds:.1f} s")
     for name, value in metrics.items():
         print(f"  {name:<28} {value:6.2f}")
+    if args.queries_out:
+        np.save(args.queries_out, np.concatenate(queries))
     if args.out:
         Path(args.out).write_text(json.dumps({"dataset": args.dataset, "documents": len(documents), "kb": args.kb,
                                               "entities": len(kb), "seconds": seconds, "lookup": lookup.report(),

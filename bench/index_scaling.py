@@ -1,9 +1,15 @@
-"""Bench: faiss index types of annotator.retrieval on synthetic clustered vectors (a stand-in for a large KB).
+"""Bench: faiss index types of annotator.retrieval on synthetic clustered vectors (a stand-in for a large KB)
+or on a real KB's vectors.
 
 Prints, for exact search and each approximate index type: build time, index size, resident memory
-added, query time (batch and one document's passages) and R@100 against exact search. Figures are printed, never asserted.
+added, query time (batch and one document's passages) and R@100 against exact search; and how far apart
+the exact top-100 scores lie (near-ties are what an approximate index reorders). Figures are printed, never
+asserted.
 
     python -m bench.index_scaling --rows 6000000 --dim 384 --types ivfpq --nprobe 128 256 --k-factor 32
+    python -m bench.index_scaling --vectors INDEX_DIR/embeddings.npy --query-vectors dev_passages.npy
+
+(`--query-vectors` from `python -m bench.dev_recall ... --queries-out dev_passages.npy`.)
 """
 from __future__ import annotations
 
@@ -41,6 +47,13 @@ def clustered_vectors(rows: int, dim: int, *, clusters: int, seed: int, chunk: i
 def recall_at(found: np.ndarray, exact: np.ndarray) -> float:
     """Mean share of the exact top-k found by an approximate search."""
     return float(np.mean([len(set(f) & set(e)) / len(e) for f, e in zip(found, exact)]))
+
+
+def score_profile(vectors: np.ndarray, queries: np.ndarray, k: int) -> str:
+    """Mean exact score at ranks 1 and k, and the mean gap between neighbouring ranks around k."""
+    scores = faiss.knn(queries, vectors, k + 1, metric=faiss.METRIC_INNER_PRODUCT)[0]
+    return (f"exact scores: rank 1 {scores[:, 0].mean():.4f}, rank {k} {scores[:, k - 1].mean():.4f}, "
+            f"gap rank {k}-{k + 1} {np.mean(scores[:, k - 1] - scores[:, k]):.2e}")
 
 
 def search_figures(index: faiss.Index | None, vectors: np.ndarray, queries: np.ndarray, k: int,
@@ -86,18 +99,27 @@ def main() -> None:
     parser.add_argument("--k-factor", type=int, nargs="*", default=[],
                         help="re-scored candidates per hit for refined indexes: extra settings to search with")
     parser.add_argument("--threads", type=int, default=faiss.omp_get_max_threads())
+    parser.add_argument("--vectors", help="real KB vectors (.npy, e.g. an index folder's embeddings.npy) "
+                                          "instead of synthetic ones (--rows, --dim, --clusters are then ignored)")
+    parser.add_argument("--query-vectors", help="real queries (.npy); default: noisy copies of KB vectors")
     args = parser.parse_args()
     faiss.omp_set_num_threads(args.threads)
 
     t0 = time.perf_counter()
-    vectors = clustered_vectors(args.rows, args.dim, clusters=args.clusters, seed=0)
-    # Queries are noisy copies of KB vectors, as a passage is close to the entities it mentions.
+    vectors = np.ascontiguousarray(np.load(args.vectors), dtype=np.float32) if args.vectors \
+        else clustered_vectors(args.rows, args.dim, clusters=args.clusters, seed=0)
+    args.rows, args.dim = vectors.shape
     rng = np.random.default_rng(1)
-    queries = vectors[rng.integers(0, args.rows, args.queries)] + 0.3 * rng.standard_normal(
-        (args.queries, args.dim), dtype=np.float32) / np.sqrt(args.dim)
-    queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+    if args.query_vectors:
+        queries = np.load(args.query_vectors).astype(np.float32)
+        queries = queries[np.sort(rng.choice(len(queries), min(args.queries, len(queries)), replace=False))]
+    else:  # noisy copies of KB vectors, as a passage is close to the entities it mentions
+        queries = vectors[rng.integers(0, args.rows, args.queries)] + 0.3 * rng.standard_normal(
+            (args.queries, args.dim), dtype=np.float32) / np.sqrt(args.dim)
+        queries /= np.linalg.norm(queries, axis=1, keepdims=True)
     print(f"data: {args.rows:,} x {args.dim} float32 ({vectors.nbytes / 2**30:.2f} GiB) in "
-          f"{time.perf_counter() - t0:.1f} s; {args.queries} queries; k={args.k}; {args.threads} threads", flush=True)
+          f"{time.perf_counter() - t0:.1f} s; {len(queries)} queries; k={args.k}; {args.threads} threads", flush=True)
+    print(score_profile(vectors, queries[:100], args.k), flush=True)
 
     print(f"{'type':<30}{'build s':>9}{'index MiB':>11}{'RSS+ MiB':>10}{'ms/query':>10}{'ms/doc':>9}{'R@100':>8}")
     exact_ids, per_query, per_doc = search_figures(None, vectors, queries, args.k, args.doc_passages)

@@ -75,7 +75,7 @@ def test_k_beyond_the_kb_returns_every_entity(tmp_path: Path, tiny_kb: Path, ret
 def test_approximate_indexes_build_and_search(tmp_path: Path, tiny_kb: Path, retriever: DualEncoder,
                                               builder: InputBuilder, index_type: str) -> None:
     index = build(tmp_path, tiny_kb, retriever, builder, index_type=index_type)
-    assert index.manifest["index_type"] == index_type
+    assert index.index_type == index_type and (tmp_path / f"faiss-{index_type}.index").is_file()
     scores, rows = index.search(np.asarray(index.embeddings[:3], dtype=np.float32), 3)
     assert rows.shape == (3, 3) and ((rows >= 0) | np.isneginf(scores)).all()
     # Exact on a KB this small: HNSW visits every node; IVF-PQ probes every list and re-scores all codes.
@@ -133,3 +133,19 @@ def test_interrupted_build_resumes_without_re_encoding(tmp_path: Path, tiny_kb: 
     assert len(calls) == 6 - 3  # 12 entities in batches of 2; three were saved before the interruption
     np.testing.assert_array_equal(np.asarray(resumed.embeddings), np.asarray(reference.embeddings))
     assert not (tmp_path / "resumed" / "progress.json").exists()
+
+
+def test_a_new_index_type_reuses_the_stored_vectors(tmp_path: Path, tiny_kb: Path, retriever: DualEncoder,
+                                                    builder: InputBuilder, monkeypatch: pytest.MonkeyPatch) -> None:
+    flat = build(tmp_path, tiny_kb, retriever, builder)
+    with pytest.raises(ModelLoadError, match="no hnsw index.*--index-type hnsw"):
+        EntityIndex.load(tmp_path, index_type="hnsw", use_gpu=False)
+
+    def not_again(self: DualEncoder, batch):  # noqa: ANN001, ANN202
+        raise AssertionError("the KB was encoded a second time")
+
+    monkeypatch.setattr(DualEncoder, "embed_entities", not_again)
+    hnsw = build(tmp_path, tiny_kb, retriever, builder, index_type="hnsw")
+    assert hnsw.index_type == "hnsw" and hnsw.index.ntotal == len(flat)
+    assert EntityIndex.load(tmp_path, use_gpu=False).index_type == "flat"  # both stay available
+    np.testing.assert_array_equal(np.asarray(hnsw.embeddings), np.asarray(flat.embeddings))
