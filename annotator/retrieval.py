@@ -88,9 +88,14 @@ def new_faiss_index(index_type: str, dim: int, rows: int) -> faiss.Index:
     Raises:
         ConfigError: the name is not in `INDEX_FACTORIES`.
     """
+    check_index_type(index_type)
+    return INDEX_FACTORIES[index_type](dim, rows)
+
+
+def check_index_type(index_type: str) -> None:
+    """Raises ConfigError, listing the valid names, when `index_type` is not in `INDEX_FACTORIES`."""
     if index_type not in INDEX_FACTORIES:
         raise ConfigError(f"unknown index type {index_type!r}; valid types: {sorted(INDEX_FACTORIES)}")
-    return INDEX_FACTORIES[index_type](dim, rows)
 
 
 def index_identity(*, kb_path: str | Path | None, checkpoint_id: str, config: Mapping[str, Any],
@@ -169,7 +174,7 @@ class EntityIndex:
             use_gpu: search on the GPU; None: when faiss and torch see one.
         """
         directory = Path(directory)
-        new_faiss_index(index_type, 1, 1)  # reject an unknown name before any work
+        check_index_type(index_type)  # before any work
         identity = index_identity(kb_path=kb_path, checkpoint_id=checkpoint_id,
                                   config=builder.config.to_dict(), limit=limit)
         manifest = _read_manifest(directory)
@@ -218,7 +223,7 @@ class EntityIndex:
         entity_ids = np.load(directory / "entity_ids.npy", mmap_mode="r")
         lengths = np.load(directory / "entity_lengths.npy", mmap_mode="r")
         embeddings = np.load(directory / "embeddings.npy", mmap_mode="r")
-        new_faiss_index(index_type, 1, 1)  # an unknown name is a ConfigError, not a missing file
+        check_index_type(index_type)  # an unknown name is a ConfigError, not a missing file
         if index_type == "flat":
             index = _exact_index(embeddings)
         elif _faiss_path(directory, index_type).is_file():
