@@ -51,6 +51,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--out", type=Path, required=True, help="checkpoint folder (best dev) with last/ for resuming")
     parser.add_argument("--retriever", type=Path,
                         help="passage-tower and reader: the trained retriever's checkpoint folder")
+    parser.add_argument("--init-reader", type=Path,
+                        help="reader only: start from this checkpoint's reader (fine-tuning) instead of the base encoder")
     parser.add_argument("--index-dir", type=Path,
                         help="the KB's entity index built with that retriever; passage-tower: default the cache's; "
                              "reader: when given, candidates come from the whole KB")
@@ -81,6 +83,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.module != "retriever" and args.retriever is None:
         parser.error(f"{args.module} needs --retriever DIR (a trained retriever checkpoint)")
+    if args.init_reader is not None and args.module != "reader":
+        parser.error("--init-reader applies to the reader only")
     return args
 
 
@@ -129,7 +133,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         linker_config = load_config(args.retriever).replace(max_entity_len=config.max_entity_len)
         tokenizer = load_checkpoint_tokenizer(args.retriever)
         retriever = load_retriever(args.retriever, linker_config).to(device)
-        reader = load_reader(last) if resuming else new_reader(linker_config)
+        if resuming:
+            reader = load_reader(last)
+        else:
+            reader = load_reader(args.init_reader) if args.init_reader else new_reader(linker_config)
     builder = InputBuilder(tokenizer, linker_config)
 
     kb = load_kb(args.kb)

@@ -6,7 +6,8 @@ import random
 import pytest
 import torch
 
-from annotator.checkpoint import load_config, load_reader, load_retriever, save_checkpoint
+from annotator.checkpoint import (load_checkpoint_tokenizer, load_config, load_reader, load_retriever,
+                                  save_checkpoint)
 from annotator.index import build_index
 from annotator.pipeline import cached_index_dir
 from annotator.retrieval import weights_identity
@@ -145,3 +146,15 @@ def test_command_line_trains_both_modules_and_resumes(corpus_path, kb_path, enco
                  "--candidates", "3", "--index-dir", str(index.directory)]) == 0
     assert (reader_dir / "reader").is_dir() and (reader_dir / "retriever").is_dir()
     assert "f1" in json.loads((reader_dir / "metrics.jsonl").read_text().splitlines()[0])
+
+    # Fine-tuning from a reader with a zero learning rate must keep its weights, here made unlike any fresh reader's.
+    init_dir, tuned_dir = tmp_path / "init", tmp_path / "tuned"
+    init_reader, config = load_reader(reader_dir), load_config(reader_dir)
+    with torch.no_grad():
+        for parameter in init_reader.parameters():
+            parameter.add_(0.25)
+    save_checkpoint(init_dir, config=config, tokenizer=load_checkpoint_tokenizer(reader_dir),
+                    retriever=load_retriever(reader_dir, config), reader=init_reader, dtype=torch.float32)
+    assert main(["reader", *common, "--out", str(tuned_dir), "--retriever", str(tower_dir), "--candidates", "3",
+                 "--index-dir", str(index.directory), "--init-reader", str(init_dir), "--lr", "0"]) == 0
+    assert weights_identity(load_reader(tuned_dir)) == weights_identity(init_reader)
