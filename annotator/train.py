@@ -133,10 +133,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         linker_config = load_config(args.retriever).replace(max_entity_len=config.max_entity_len)
         tokenizer = load_checkpoint_tokenizer(args.retriever)
         retriever = load_retriever(args.retriever, linker_config).to(device)
-        if resuming:
-            reader = load_reader(last)
-        else:
-            reader = load_reader(args.init_reader) if args.init_reader else new_reader(linker_config)
+        source = last if resuming else args.init_reader
+        reader = load_reader(source) if source else new_reader(linker_config)
     builder = InputBuilder(tokenizer, linker_config)
 
     kb = load_kb(args.kb)

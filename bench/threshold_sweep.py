@@ -58,11 +58,11 @@ def main() -> None:
     for threshold in thresholds:
         kept = [above(answer, threshold) for answer in answers]
         scores = evaluate(dataset, kept, task=Task.A2KB)["inkb"]
-        figures.append({"threshold": threshold, "mentions": sum(len(a.annotations) for a in kept),
+        mentions = sum(len(a.annotations) for a in kept)
+        figures.append({"threshold": threshold, "mentions": mentions,
                         **{f"micro_{k}": v for k, v in dataclasses.asdict(scores.micro).items()},
                         "macro_f1": scores.macro.f1})
-        row = figures[-1]
-        print(f"{threshold:>8g}{row['mentions']:>10}{100 * scores.micro.precision:>8.1f}"
+        print(f"{threshold:>8g}{mentions:>10}{100 * scores.micro.precision:>8.1f}"
               f"{100 * scores.micro.recall:>8.1f}{100 * scores.micro.f1:>8.1f}{100 * scores.macro.f1:>10.1f}")
     if args.out:
         args.out.write_text(json.dumps({"dataset": str(args.dataset), "documents": len(answers),
