@@ -60,8 +60,8 @@ class _Int8Session:
 
         # The TorchScript exporter leaves the module it traced computing differently: trace a copy.
         model = copy.deepcopy(model).float().cpu().eval()
-        transformer = next(m for m in model.modules() if isinstance(m, PreTrainedModel))
         if fuse:  # ONNX Runtime's fusion recognises eager attention, not the SDPA kernel's graph
+            transformer = next(m for m in model.modules() if isinstance(m, PreTrainedModel))
             transformer.set_attn_implementation("eager")
         traced = _Positional(model, kind)
         example = builder.pad([[builder.cls_id, builder.sep_id], [builder.cls_id, builder.cls_id, builder.sep_id]])

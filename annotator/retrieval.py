@@ -67,7 +67,7 @@ def _hnsw(dim: int, rows: int) -> faiss.Index:
 def _ivfpq(dim: int, rows: int) -> faiss.Index:
     # Product codes alone lose ~40 points of R@100 against exact search, so an fp16 copy of the vectors
     # re-scores the best k_factor × k codes. SQ8 re-scoring (half the size) reorders the near-ties around
-    # rank 100 and caps R@100 about 2 points below exact (docs/RESULTS.md §9).
+    # rank 100 and caps R@100 1.5 points below exact (docs/RESULTS.md §9).
     # The coarse quantizer stays flat: an HNSW over the centroids sends most vectors of near-orthogonal
     # topic clusters to the wrong list (14 % right on the synthetic 6M stand-in), which capped R@100 at 73.
     # faiss wants ~39 training points per list and 2**bits per PQ code book.
