@@ -1,7 +1,9 @@
-"""Command line: `python -m annotator.train retriever|passage-tower|reader --train T --dev D --kb KB --out DIR [options]`.
+"""Command line: `python -m annotator.train retriever|passage-tower|entity-tower|reader --train T --dev D --kb KB --out DIR [options]`.
 
 The stages, in order: `retriever` (both towers, sampled negatives), optionally `passage-tower` (query-side
-fine-tuning against the built index of the whole KB, which stays valid), then `reader` on its candidates.
+fine-tuning against the built index of the whole KB, which stays valid) and `entity-tower` (entity-side
+fine-tuning against the frozen passage tower, with the whole KB's hard negatives; the index must be rebuilt
+after it), then `reader` on its candidates.
 """
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ from annotator.retriever import DualEncoder
 from annotator.tokenization import InputBuilder
 from annotator.training.data import (TitleLookup, build_documents, load_kb, read_nif_corpus,
                                      read_title_variants)
+from annotator.training.entity_tower_trainer import EntityTowerTrainer, EntityTowerTrainingConfig
 from annotator.training.loop import LAST, TRAINING_CONFIG_FILE, TrainingConfig, seed_everything
 from annotator.training.passage_tower_trainer import PassageTowerTrainer, PassageTowerTrainingConfig, split_towers
 from annotator.training.reader_trainer import ReaderTrainer, ReaderTrainingConfig
@@ -39,22 +42,23 @@ _OVERRIDES = {"epochs": "epochs", "batch_size": "batch_size", "grad_accumulation
               "candidates": "candidates", "candidate_kb_size": "candidate_kb_size", "max_passages": "max_passages",
               "max_steps": "max_steps", "dev_docs": "dev_docs", "eval_kb_size": "eval_kb_size",
               "threads": "threads", "seed": "seed", "save_steps": "save_steps", "description_dropout": "description_dropout",
-              "eval_top_k": "eval_top_k"}
+              "eval_top_k": "eval_top_k", "hard_share": "hard_share", "eval_competitors": "eval_competitors"}
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m annotator.train", description=__doc__)
-    parser.add_argument("module", choices=("retriever", "passage-tower", "reader"))
+    parser.add_argument("module", choices=("retriever", "passage-tower", "entity-tower", "reader"))
     parser.add_argument("--train", type=Path, required=True, help="training corpus (NIF Turtle)")
     parser.add_argument("--dev", type=Path, required=True, help="dev corpus (NIF Turtle), evaluated each epoch")
     parser.add_argument("--kb", type=Path, required=True, help="entity KB (JSON lines, optionally gzipped)")
     parser.add_argument("--out", type=Path, required=True, help="checkpoint folder (best dev) with last/ for resuming")
     parser.add_argument("--retriever", type=Path,
-                        help="passage-tower and reader: the trained retriever's checkpoint folder")
+                        help="passage-tower, entity-tower and reader: the trained retriever's checkpoint folder")
     parser.add_argument("--init-reader", type=Path,
                         help="reader only: start from this checkpoint's reader (fine-tuning) instead of the base encoder")
     parser.add_argument("--index-dir", type=Path,
-                        help="the KB's entity index built with that retriever; passage-tower: default the cache's; "
+                        help="the KB's entity index built with that retriever; passage-tower and entity-tower: "
+                             "default the cache's; "
                              "reader: when given, candidates come from the whole KB")
     parser.add_argument("--encoder", default=MINILM, help="retriever only: base encoder name or folder")
     parser.add_argument("--shared-towers", action="store_true",
@@ -69,6 +73,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--max-entity-len", type=int)
     parser.add_argument("--negatives", type=int, help="retriever: shared negatives per micro-batch")
     parser.add_argument("--hard-kb-size", type=int, help="retriever: random entities in the hard-negative index")
+    parser.add_argument("--hard-share", type=float, help="retriever, entity-tower: share of hard negatives")
+    parser.add_argument("--eval-competitors", type=int,
+                        help="entity-tower: top entities of each dev passage under the index added to the dev index")
     parser.add_argument("--candidates", type=int, help="reader: candidates per passage")
     parser.add_argument("--candidate-kb-size", type=int, help="reader: random entities in the candidate index")
     parser.add_argument("--max-passages", type=int, help="train on a random subset of passages")
@@ -90,7 +97,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 def training_config(args: argparse.Namespace) -> TrainingConfig:
     kind = {"retriever": RetrieverTrainingConfig, "passage-tower": PassageTowerTrainingConfig,
-            "reader": ReaderTrainingConfig}[args.module]
+            "entity-tower": EntityTowerTrainingConfig, "reader": ReaderTrainingConfig}[args.module]
     known = {f.name for f in dataclasses.fields(kind)}
     return kind(**{field: getattr(args, flag) for flag, field in _OVERRIDES.items()
                    if field in known and getattr(args, flag) is not None})
@@ -122,13 +129,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                                                                          shared_towers=args.shared_towers)
         tokenizer = load_tokenizer(resolve_encoder(linker_config.encoder))
         retriever = load_retriever(last, linker_config) if resuming else new_retriever(linker_config)
-    elif args.module == "passage-tower":
+    elif args.module in ("passage-tower", "entity-tower"):
         source = last if resuming else args.retriever
         # entity inputs stay as the index was built: max_entity_len is not overridden
         source_config = load_config(source)
         retriever, linker_config = split_towers(load_retriever(source, source_config), source_config)
         tokenizer = load_checkpoint_tokenizer(source)
         reader = load_reader(source) if has_module(source, "reader") else None
+        # The index is the one built with --retriever's entity tower, which a resumed entity-tower run has changed.
+        indexed = retriever if args.module == "passage-tower" else load_retriever(args.retriever, source_config)
+        index_dir = args.index_dir or cached_index_dir(indexed, args.kb, linker_config)
     else:
         linker_config = load_config(args.retriever).replace(max_entity_len=config.max_entity_len)
         tokenizer = load_checkpoint_tokenizer(args.retriever)
@@ -148,11 +158,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.module == "retriever":
         trainer = RetrieverTrainer(retriever.to(device), builder, kb, train, dev, config=config,
                                    linker_config=linker_config, device=device)
-    elif args.module == "passage-tower":
-        vectors = kb_vectors(args.index_dir or cached_index_dir(retriever, args.kb, linker_config), retriever,
-                             args.kb, linker_config)
-        trainer = PassageTowerTrainer(retriever.to(device), builder, kb, vectors, train, dev, config=config,
-                                      linker_config=linker_config, device=device, reader=reader)
+    elif args.module in ("passage-tower", "entity-tower"):
+        vectors = kb_vectors(index_dir, indexed, args.kb, linker_config)
+        stage = PassageTowerTrainer if args.module == "passage-tower" else EntityTowerTrainer
+        trainer = stage(retriever.to(device), builder, kb, vectors, train, dev, config=config,
+                        linker_config=linker_config, device=device, reader=reader)
     else:
         vectors = kb_vectors(args.index_dir, retriever, args.kb, linker_config) if args.index_dir else None
         trainer = ReaderTrainer(reader.to(device), retriever, builder, kb, train, dev, config=config,

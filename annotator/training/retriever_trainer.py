@@ -115,11 +115,14 @@ class RetrieverTrainer:
         columns = self.columns(passages, [r for i in indices for r in self.hard[i]])
         texts = ["" if drop else self.kb.texts[r] for r, drop in zip(columns.rows, columns.title_only)]
         entity_batch = self.builder.pad(self.builder.entity_inputs([self.kb.titles[r] for r in columns.rows], texts))
-        passage_batch = self.builder.pad([p.input_ids for p in passages])
-        passage_vectors = self.retriever.embed_passages(passage_batch.to(self.device))
         entity_vectors = self.retriever.embed_entities(entity_batch.to(self.device))
-        return multilabel_nce_loss(passage_vectors, entity_vectors, columns.gold_mask.to(self.device),
+        return multilabel_nce_loss(self.passage_vectors(indices), entity_vectors, columns.gold_mask.to(self.device),
                                    scale=self.linker_config.score_scale)
+
+    def passage_vectors(self, indices: Sequence[int]) -> torch.Tensor:
+        """(len(indices), d) vectors of training passages, through the passage tower being trained."""
+        batch = self.builder.pad([self.passages[i].input_ids for i in indices])
+        return self.retriever.embed_passages(batch.to(self.device))
 
     def evaluate(self, epoch: int) -> dict[str, float]:
         metrics = evaluate_retriever(self.retriever, self.builder, self.dev, self.kb, self.eval_rows,

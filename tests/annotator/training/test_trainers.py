@@ -13,6 +13,7 @@ from annotator.pipeline import cached_index_dir
 from annotator.retrieval import weights_identity
 from annotator.train import main
 from annotator.training.data import TitleLookup, build_documents, load_kb, read_nif_corpus
+from annotator.training.entity_tower_trainer import EntityTowerTrainer, EntityTowerTrainingConfig
 from annotator.training.loop import make_optimizer
 from annotator.training.loop import encode
 from annotator.training.passage_tower_trainer import PassageTowerTrainer, PassageTowerTrainingConfig, split_towers
@@ -82,6 +83,29 @@ def test_passage_tower_step_lowers_the_loss_and_leaves_the_entity_tower_alone(co
     assert "passage_R@100" in trainer.evaluate(1)
 
 
+def test_entity_tower_step_lowers_the_loss_and_leaves_the_passage_tower_alone(corpus, split_retriever, builder):
+    kb, docs = corpus
+    retriever, linker_config = split_retriever
+    passage_tower, entity_tower = weights_identity(retriever.passage_encoder), weights_identity(retriever.entity_tower)
+    vectors = encode(retriever.embed_entities, builder, builder.entity_inputs(kb.titles, kb.texts), batch_size=4,
+                     device=torch.device("cpu"), desc="entities")
+    config = EntityTowerTrainingConfig(lr=1e-3, warmup=0.0, negatives=4, hard_per_passage=2, eval_kb_size=2,
+                                       eval_competitors=1)
+    trainer = EntityTowerTrainer(retriever, builder, kb, vectors, docs, docs, config=config,
+                                 linker_config=linker_config, device=torch.device("cpu"))
+    trainer.mine_hard_negatives(0)
+    assert any(trainer.hard)
+    assert all(not set(hard) & p.gold_rows for hard, p in zip(trainer.hard, trainer.passages))
+    # each dev passage's best entity under the index is in the evaluation index, beside the golds
+    best = (trainer._encode_passages([p.input_ids for d in docs for p in d.passages], "dev") @ vectors.T).argmax(1)
+    assert set(best.tolist()) | {g for d in docs for g in d.gold_rows} <= set(trainer.eval_rows)
+    before, after = loss_before_and_after_one_step(trainer, retriever, trainer.batches(0)[0], config)
+    assert after < before
+    assert weights_identity(retriever.passage_encoder) == passage_tower  # and the word embeddings it shares
+    assert weights_identity(retriever.entity_tower) != entity_tower
+    assert "passage_R@100" in trainer.evaluate(1)
+
+
 def test_split_towers_store_shared_embeddings_once(split_retriever, builder, tmp_path):
     retriever, linker_config = split_retriever
     with torch.no_grad():  # make the towers differ, as training would
@@ -141,6 +165,17 @@ def test_command_line_trains_both_modules_and_resumes(corpus_path, kb_path, enco
     assert "passage_R@100" in json.loads((tower_dir / "metrics.jsonl").read_text().splitlines()[0])
     tower = load_retriever(tower_dir, load_config(tower_dir))
     assert cached_index_dir(tower, kb_path, load_config(tower_dir)) == index.directory
+
+    # Entity-side stage: the passage tower stays; a resumed run still reads the index of --retriever's entity tower.
+    entity_dir = tmp_path / "entity_tower"
+    entity_stage = ["entity-tower", *common, "--out", str(entity_dir), "--retriever", str(tower_dir), "--negatives", "3",
+                    "--eval-competitors", "1", "--lr", "1e-3", "--epochs", "2"]
+    assert main(entity_stage) == 0
+    assert main([*entity_stage, "--resume"]) == 0
+    assert len((entity_dir / "metrics.jsonl").read_text().splitlines()) == 2
+    tuned = load_retriever(entity_dir / "last", load_config(entity_dir))
+    assert weights_identity(tuned.passage_encoder) == weights_identity(tower.passage_encoder)
+    assert weights_identity(tuned.entity_tower) != weights_identity(tower.entity_tower)
 
     assert main(["reader", *common, "--out", str(reader_dir), "--retriever", str(tower_dir),
                  "--candidates", "3", "--index-dir", str(index.directory)]) == 0
