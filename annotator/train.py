@@ -137,7 +137,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         tokenizer = load_checkpoint_tokenizer(source)
         reader = load_reader(source) if has_module(source, "reader") else None
         # The index is the one built with --retriever's entity tower, which a resumed entity-tower run has changed.
-        indexed = retriever if args.module == "passage-tower" else load_retriever(args.retriever, source_config)
+        reloaded = resuming and args.module == "entity-tower"
+        indexed = load_retriever(args.retriever, source_config) if reloaded else retriever
         index_dir = args.index_dir or cached_index_dir(indexed, args.kb, linker_config)
     else:
         linker_config = load_config(args.retriever).replace(max_entity_len=config.max_entity_len)

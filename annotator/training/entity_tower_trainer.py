@@ -42,7 +42,6 @@ class EntityTowerTrainingConfig(RetrieverTrainingConfig):
 
     negatives: int = 96
     hard_share: float = 0.5
-    hard_kb_size: int = 0  # unused: the mining index is the whole KB's
     eval_kb_size: int = 5_000
     eval_competitors: int = 20
 

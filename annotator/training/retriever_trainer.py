@@ -68,7 +68,6 @@ class RetrieverTrainer:
         logger.info("%d training passages; title-only share: golds %.3f, KB %.3f -> description dropout "
                     "p_gold=%.3f p_negative=%.3f", len(self.passages), gold_share, negative_share, self.p_gold,
                     self.p_negative)
-        self.mining_rows = sample_kb_rows(len(kb), gold_rows, config.hard_kb_size, seed=config.seed)
         self.eval_rows = sample_kb_rows(len(kb), (g for d in dev for g in d.gold_rows), config.eval_kb_size,
                                         seed=config.seed + 1)
         self.hard: list[list[int]] = [[] for _ in self.passages]
@@ -83,7 +82,8 @@ class RetrieverTrainer:
         if self.config.hard_share <= 0:
             return
         self.retriever.eval()
-        rows = self.mining_rows
+        rows = sample_kb_rows(len(self.kb), (g for p in self.passages for g in p.gold_rows),
+                              self.config.hard_kb_size, seed=self.config.seed)
         entities = encode(self.retriever.embed_entities, self.builder,
                           self.builder.entity_inputs([self.kb.titles[r] for r in rows], [self.kb.texts[r] for r in rows]),
                           batch_size=self.config.encode_batch_size, device=self.device, desc="mining: entities")
