@@ -12,11 +12,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import torch
 
-from annotator.checkpoint import save_checkpoint
 from annotator.config import LinkerConfig
 from annotator.reader import Reader
 from annotator.retriever import DualEncoder
@@ -58,16 +56,15 @@ class EntityTowerTrainer(RetrieverTrainer):
         Args:
             retriever: a retriever with separate towers; its passage tower is frozen here.
             entity_vectors: (KB rows, d) vectors of the index built with its entity tower, row = KB row.
-            reader: stored unchanged beside the retriever when given, so the output is a complete linker.
         """
         if retriever.entity_encoder is None:
             raise ValueError("entity-side training needs separate towers (a passage-tower checkpoint)")
         if len(entity_vectors) != len(kb):
             raise ValueError(f"{len(entity_vectors)} entity vectors for a KB of {len(kb)} entities")
         super().__init__(retriever, builder, kb, train, dev, config=config, linker_config=linker_config,
-                         device=device)
+                         device=device, reader=reader)
         retriever.passage_encoder.requires_grad_(False)
-        self.reader, self.entities = reader, entity_vectors
+        self.entities = entity_vectors
         # Frozen and in eval mode (no dropout): the passage vectors are computed once.
         self.frozen_passages = self._encode_passages([p.input_ids for p in self.passages], "train passages")
         dev_passages = self._encode_passages([p.input_ids for d in dev for p in d.passages], "dev passages")
@@ -83,7 +80,8 @@ class EntityTowerTrainer(RetrieverTrainer):
                       batch_size=self.config.encode_batch_size, device=self.device, desc=desc).to(self.device)
 
     def mine_hard_negatives(self, epoch: int) -> None:
-        """Ranks the whole KB for every training passage, once: neither tower behind the index changes."""
+        """Ranks the whole KB for every training passage, once: the index's vectors and the passage tower stay
+        fixed in this stage, so the ranking does too."""
         if self.config.hard_share <= 0 or any(self.hard):
             return
         most_golds = max(len(p.gold_rows) for p in self.passages)
@@ -94,7 +92,3 @@ class EntityTowerTrainer(RetrieverTrainer):
 
     def passage_vectors(self, indices: Sequence[int]) -> torch.Tensor:
         return self.frozen_passages[torch.as_tensor(list(indices))]
-
-    def save(self, directory: Path, dtype: torch.dtype) -> None:
-        save_checkpoint(directory, config=self.linker_config, tokenizer=self.builder.tokenizer,
-                        retriever=self.retriever, reader=self.reader, dtype=dtype)

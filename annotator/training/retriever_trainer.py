@@ -11,6 +11,7 @@ import torch
 
 from annotator.checkpoint import save_checkpoint
 from annotator.config import LinkerConfig
+from annotator.reader import Reader
 from annotator.retriever import DualEncoder
 from annotator.tokenization import InputBuilder
 from annotator.training.data import (KnowledgeBase, TrainingDocument, TrainingPassage, description_dropout,
@@ -57,8 +58,10 @@ class RetrieverTrainer:
 
     def __init__(self, retriever: DualEncoder, builder: InputBuilder, kb: KnowledgeBase,
                  train: Sequence[TrainingDocument], dev: Sequence[TrainingDocument], *,
-                 config: RetrieverTrainingConfig, linker_config: LinkerConfig, device: torch.device) -> None:
-        self.retriever, self.builder, self.kb, self.dev = retriever, builder, kb, dev
+                 config: RetrieverTrainingConfig, linker_config: LinkerConfig, device: torch.device,
+                 reader: Reader | None = None) -> None:
+        """`reader`, when given, is stored unchanged beside the retriever, so the output is a complete linker."""
+        self.retriever, self.builder, self.kb, self.dev, self.reader = retriever, builder, kb, dev, reader
         self.config, self.linker_config, self.device = config, linker_config, device
         self.passages = passages_with_golds(train, limit=config.max_passages, seed=config.seed)
         gold_rows = [g for p in self.passages for g in p.gold_rows]
@@ -131,7 +134,7 @@ class RetrieverTrainer:
 
     def save(self, directory: Path, dtype: torch.dtype) -> None:
         save_checkpoint(directory, config=self.linker_config, tokenizer=self.builder.tokenizer,
-                        retriever=self.retriever, dtype=dtype)
+                        retriever=self.retriever, reader=self.reader, dtype=dtype)
 
     def train(self, *, out: Path, resume: bool) -> dict[str, float]:
         hooks = LoopHooks(self.batches, self.loss, self.mine_hard_negatives, self.evaluate, self.save)
