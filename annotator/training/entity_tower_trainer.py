@@ -84,10 +84,7 @@ class EntityTowerTrainer(RetrieverTrainer):
         fixed in this stage, so the ranking does too."""
         if self.config.hard_share <= 0 or any(self.hard):
             return
-        most_golds = max(len(p.gold_rows) for p in self.passages)
-        ranked = top_k(self.frozen_passages, self.entities, self.config.hard_per_passage + most_golds).tolist()
-        self.hard = [[r for r in found if r not in p.gold_rows][: self.config.hard_per_passage]
-                     for p, found in zip(self.passages, ranked)]
+        self.keep_hard_negatives(self.frozen_passages, self.entities)
         logger.info("mined hard negatives over all %d entities", len(self.kb))
 
     def passage_vectors(self, indices: Sequence[int]) -> torch.Tensor:

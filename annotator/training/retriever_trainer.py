@@ -92,11 +92,23 @@ class RetrieverTrainer:
                           batch_size=self.config.encode_batch_size, device=self.device, desc="mining: entities")
         passages = encode(self.retriever.embed_passages, self.builder, [p.input_ids for p in self.passages],
                           batch_size=self.config.encode_batch_size, device=self.device, desc="mining: passages")
-        most_golds = max(len(p.gold_rows) for p in self.passages)
-        ranked = torch.as_tensor(rows)[top_k(passages, entities, self.config.hard_per_passage + most_golds)].tolist()
-        self.hard = [[r for r in found if r not in p.gold_rows][: self.config.hard_per_passage]
-                     for p, found in zip(self.passages, ranked)]
+        self.keep_hard_negatives(passages, entities, rows)
         logger.info("epoch %d: mined hard negatives over %d entities", epoch + 1, len(rows))
+
+    def keep_hard_negatives(self, passages: torch.Tensor, entities: torch.Tensor,
+                            rows: Sequence[int] | None = None) -> None:
+        """Keeps each training passage's highest-ranked non-gold entities as its hard negatives.
+
+        Args:
+            passages: (training passages, d) vectors, in `self.passages` order.
+            entities: (n, d) vectors of the KB rows `rows` (default: every row, in order).
+        """
+        most_golds = max(len(p.gold_rows) for p in self.passages)
+        ranked = top_k(passages, entities, self.config.hard_per_passage + most_golds)
+        if rows is not None:
+            ranked = torch.as_tensor(rows)[ranked]
+        self.hard = [[r for r in found if r not in p.gold_rows][: self.config.hard_per_passage]
+                     for p, found in zip(self.passages, ranked.tolist())]
 
     def columns(self, passages: Sequence[TrainingPassage], hard_pool: Sequence[int]) -> EntityColumns:
         """The batch's golds plus shared negatives (hard from `hard_pool`, the rest uniform), deduplicated."""
