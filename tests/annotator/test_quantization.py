@@ -47,9 +47,9 @@ def test_int8_reader_stays_close_to_fp32(quantize) -> None:
     width = len(passage)  # padding positions are never decoded
     for a, b in ((full.start, low.start), (full.end, low.end)):
         assert np.corrcoef(a[:, :width].flatten().numpy(), b[:, :width].flatten().numpy())[0, 1] > 0.97
-    # Clear decisions survive int8: candidates more than 0.7 apart in fp32 keep their order (the two Lyons,
-    # 0.06 apart, may swap; both stay ahead of Paris, the city).
-    clear = full.rerank[:, None] - full.rerank[None, :] > 0.7
+    # Clear decisions survive int8: candidates more than 0.5 apart in fp32 keep their order (the club stays
+    # ahead of both Parises; the closer pairs, 0.08-0.4 apart with the step-9 reader, may swap).
+    clear = full.rerank[:, None] - full.rerank[None, :] > 0.5
     assert clear.any() and bool((low.rerank[:, None] - low.rerank[None, :] > 0)[clear].all())
     if quantize is OnnxInt8Reader:  # what the linker runs: every rerank logit within a third of fp32's
         assert torch.allclose(full.rerank, low.rerank, atol=0.35)  # torch's copy strays 0.64 here
