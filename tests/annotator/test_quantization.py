@@ -52,7 +52,7 @@ def test_int8_reader_stays_close_to_fp32(quantize) -> None:
     clear = full.rerank[:, None] - full.rerank[None, :] > 0.5
     assert clear.any() and bool((low.rerank[:, None] - low.rerank[None, :] > 0)[clear].all())
     if quantize is OnnxInt8Reader:  # what the linker runs: every rerank logit within a third of fp32's
-        assert torch.allclose(full.rerank, low.rerank, atol=0.35)  # torch's copy strays 0.64 here
+        assert torch.allclose(full.rerank, low.rerank, atol=0.35)  # torch's copy strays 0.63 here
         assert "QAttention" in quantized.operators  # the padded batch ran through fused int8 attention
 
 
