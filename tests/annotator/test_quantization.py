@@ -48,11 +48,11 @@ def test_int8_reader_stays_close_to_fp32(quantize) -> None:
     for a, b in ((full.start, low.start), (full.end, low.end)):
         assert np.corrcoef(a[:, :width].flatten().numpy(), b[:, :width].flatten().numpy())[0, 1] > 0.97
     # Clear decisions survive int8: candidates more than 0.5 apart in fp32 keep their order (the club stays
-    # ahead of both Parises; the closer pairs, 0.08-0.4 apart with the step-9 reader, may swap).
+    # ahead of both Parises; the closer pairs, 0.15-0.45 apart with the step-10 reader, may swap).
     clear = full.rerank[:, None] - full.rerank[None, :] > 0.5
     assert clear.any() and bool((low.rerank[:, None] - low.rerank[None, :] > 0)[clear].all())
     if quantize is OnnxInt8Reader:  # what the linker runs: every rerank logit within a third of fp32's
-        assert torch.allclose(full.rerank, low.rerank, atol=0.35)  # torch's copy strays 0.63 here
+        assert torch.allclose(full.rerank, low.rerank, atol=0.35)  # torch's copy strays 0.71 here
         assert "QAttention" in quantized.operators  # the padded batch ran through fused int8 attention
 
 
