@@ -2,7 +2,8 @@
 
 Passages are cut and encoded as the linker does, searched in the KB's entity index (the same faiss call
 as in `Linker`), and scored with `annotator.training.evaluation.retrieval_recall`: passage- and
-document-level R@1/10/100, and R@100 split by title-only vs described gold entities. Gold titles are
+document-level R@k for the cut-offs of `--at` (default 1, 10, 100; add the linker's K to see the share of
+golds its reader can reach), and R@max split by title-only vs described gold entities. Gold titles are
 looked up in the KB as in training; the lookup report says how many are missing.
 
     python -m bench.dev_recall --kb ../shared/data/kb/entities.jsonl.gz --dataset ../shared/data/aida/dev.ttl
@@ -32,6 +33,7 @@ def main() -> None:
     parser.add_argument("--index-dir", help="prebuilt entity index of the KB (default: the cache's)")
     parser.add_argument("--dataset", required=True, help="NIF corpus with gold annotations")
     parser.add_argument("--docs", type=int, help="only the first N documents")
+    parser.add_argument("--at", type=int, nargs="+", default=list(RECALL_AT), help="recall cut-offs")
     parser.add_argument("--out", help="write the figures to this JSON file")
     parser.add_argument("--queries-out", help="write the passage vectors (float32 .npy), e.g. for "
                                               "bench.index_scaling --query-vectors")
@@ -48,10 +50,10 @@ def main() -> None:
             inputs = [passage.input_ids for passage in document.passages]
             vectors = linker.retriever.embed_passages(linker.builder.pad(inputs).to(linker.device)).float()
             queries.append(vectors.cpu().numpy())
-            _, rows = linker.index.search(queries[-1], max(RECALL_AT))
+            _, rows = linker.index.search(queries[-1], max(args.at))
             ranked.append([r[r >= 0].tolist() for r in rows])
     seconds = time.perf_counter() - started
-    metrics = retrieval_recall(documents, ranked, kb)
+    metrics = retrieval_recall(documents, ranked, kb, ks=sorted(args.at))
     print(lookup.report())
     print(f"{len(documents)} documents, {sum(len(d.passages) for d in documents)} passages, {len(kb):,} entities "
           f"({linker.describe()['index']} index), {seconds:.1f} s")
