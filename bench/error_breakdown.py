@@ -1,0 +1,192 @@
+"""Bench: where the linker's InKB errors come from, mention by mention, on a NIF corpus with gold annotations.
+
+The linker runs on each document as GERBIL would call it, while the candidates it retrieved for each passage
+are recorded. Every linked gold mention then gets one outcome, first that applies:
+
+- linked correctly: a prediction has its exact span and one of its accepted titles;
+- gold entity not in the KB: its title is not found (as in training's lookup), so no linker can get it
+  (also the rare gold that covers no wordpiece);
+- gold not among the candidates: no passage that holds the mention whole retrieved its entity in the top K;
+- right span, wrong entity: the reader found the span but preferred another candidate;
+- span boundary differs: a prediction overlaps it with other offsets (strong matching counts it wrong);
+- span not found: nothing overlaps it (every candidate's span scored ≤ γ or lost to [CLS]).
+
+Predictions that link no gold are split the same way: on a gold span with another entity, on a NIL gold span,
+overlapping a gold mention with other offsets, or where the gold has no mention at all. Matching is exact
+span + title, with each gold consuming one prediction (GERBIL's strong InKB matching without its URI
+expansion), so the totals can differ from `gerbil.run`'s by a few mentions.
+
+    python -m bench.error_breakdown --kb ../shared/data/kb/entities.jsonl.gz --dataset ../shared/data/aida/dev.ttl \
+        --title-variants ../shared/data/aida/dev_title_variants.tsv
+"""
+from __future__ import annotations
+
+import argparse
+import json
+from collections import Counter
+from collections.abc import Collection, Sequence
+from pathlib import Path
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from annotator.data_types import Mention
+from annotator.pipeline import Linker
+from annotator.training.data import (NIL_PREFIX, GoldSpan, TitleLookup, TrainingDocument, build_documents, load_kb,
+                                     read_nif_corpus, read_title_variants, wordpiece_span)
+from gerbil.scores import Counts
+
+REPOSITORY = Path(__file__).resolve().parents[1]
+
+GOLD_OUTCOMES = ("linked correctly", "gold entity not in the KB", "gold not among the candidates",
+                 "right span, wrong entity", "span boundary differs", "span not found")
+PREDICTION_OUTCOMES = ("correct", "gold span, wrong entity", "span of a NIL gold mention",
+                       "overlaps a gold mention, other offsets", "no gold mention there")
+
+
+class CandidateRecordingLinker(Linker):
+    """`Linker` that keeps the KB rows it retrieved for each passage of the last call."""
+
+    candidates: list[np.ndarray]
+
+    def _retrieve(self, inputs: Sequence[Sequence[int]]) -> list[np.ndarray]:
+        self.candidates = super()._retrieve(inputs)
+        return self.candidates
+
+
+def _overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    return a[0] < b[1] and b[0] < a[1]
+
+
+def classify_document(golds: Sequence[GoldSpan], reachable: Sequence[bool | None],
+                      nil_spans: Collection[tuple[int, int]],
+                      predictions: Sequence[Mention]) -> tuple[list[str], list[str]]:
+    """The outcome of each gold mention and of each prediction of one document.
+
+    Args:
+        golds: the linked gold mentions with their accepted titles.
+        reachable: per gold, whether its entity was among the candidates of a passage holding it (None: the
+            entity is not in the KB).
+        nil_spans: (start, end) of the document's NIL gold mentions.
+        predictions: the linker's mentions.
+
+    Returns:
+        One of `GOLD_OUTCOMES` per gold and one of `PREDICTION_OUTCOMES` per prediction, in input order.
+    """
+    used = [False] * len(predictions)
+    gold_outcomes = []
+    for gold, reach in zip(golds, reachable):
+        span = (gold.start, gold.end)
+        hit = next((i for i, p in enumerate(predictions)
+                    if not used[i] and (p.start, p.end) == span and p.title in gold.titles), None)
+        if hit is not None:
+            used[hit] = True
+            gold_outcomes.append("linked correctly")
+        elif reach is None:
+            gold_outcomes.append("gold entity not in the KB")
+        elif not reach:
+            gold_outcomes.append("gold not among the candidates")
+        elif any((p.start, p.end) == span for p in predictions):
+            gold_outcomes.append("right span, wrong entity")
+        elif any(_overlaps((p.start, p.end), span) for p in predictions):
+            gold_outcomes.append("span boundary differs")
+        else:
+            gold_outcomes.append("span not found")
+    gold_spans = {(g.start, g.end) for g in golds}
+    prediction_outcomes = []
+    for p, correct in zip(predictions, used):
+        span = (p.start, p.end)
+        if correct:
+            prediction_outcomes.append("correct")
+        elif span in gold_spans:
+            prediction_outcomes.append("gold span, wrong entity")
+        elif span in nil_spans:
+            prediction_outcomes.append("span of a NIL gold mention")
+        elif any(_overlaps(span, g) for g in gold_spans | set(nil_spans)):
+            prediction_outcomes.append("overlaps a gold mention, other offsets")
+        else:
+            prediction_outcomes.append("no gold mention there")
+    return gold_outcomes, prediction_outcomes
+
+
+def reachability(document: TrainingDocument, offsets: Sequence[tuple[int, int]],
+                 candidates: Sequence[np.ndarray]) -> list[bool | None]:
+    """Per gold of `document`: whether a passage holding it whole retrieved its entity (None: the gold has no
+    KB row or no wordpiece, so no passage holds it).
+
+    Args:
+        document: the document as `build_documents` cut it (the linker cuts the same passages).
+        offsets: its wordpieces' character offsets.
+        candidates: the KB rows retrieved for each of its passages.
+    """
+    reach: list[bool | None] = []
+    for gold in document.gold_spans:
+        pieces = wordpiece_span(offsets, gold.start, gold.end)
+        found = [g.row in rows for passage, rows in zip(document.passages, candidates) for g in passage.golds
+                 if (g.start + passage.passage.token_start, g.end + passage.passage.token_start) == pieces]
+        reach.append(any(found) if found else None)
+    return reach
+
+
+def _table(title: str, counts: Counter[str], names: Sequence[str]) -> None:
+    total = sum(counts.values())
+    print(f"{title} ({total:,})")
+    for name in names:
+        print(f"  {name:<40}{counts[name]:>7,}{100 * counts[name] / max(total, 1):>8.1f} %")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", default=str(REPOSITORY / "models" / "entqa-minilm"), help="checkpoint folder")
+    parser.add_argument("--kb", help="KB file (default: the checkpoint's demo KB)")
+    parser.add_argument("--dataset", required=True, help="NIF corpus with gold annotations")
+    parser.add_argument("--title-variants", help="TSV of other accepted titles (shared: aida/dev_title_variants.tsv)")
+    parser.add_argument("--docs", type=int, help="only the first N documents")
+    parser.add_argument("--k", type=int, help="candidates per passage (default: the checkpoint's)")
+    parser.add_argument("--threshold", type=float, help="γ (default: the checkpoint's)")
+    parser.add_argument("--out", help="write the counts and every error (document, span, surface, titles) as JSON")
+    args = parser.parse_args()
+
+    overrides = {name: value for name, value in (("top_k", args.k), ("threshold", args.threshold)) if value is not None}
+    linker = CandidateRecordingLinker.from_pretrained(args.model, kb_path=args.kb, config_overrides=overrides)
+    kb = load_kb(linker.kb_path)
+    lookup = TitleLookup(kb)
+    nif_documents = read_nif_corpus(args.dataset)[: args.docs]
+    variants = read_title_variants(args.title_variants) if args.title_variants else None
+    documents = build_documents(nif_documents, linker.builder, lookup, title_variants=variants)
+
+    gold_counts: Counter[str] = Counter()
+    prediction_counts: Counter[str] = Counter()
+    errors = []
+    for nif_document, document in zip(tqdm(nif_documents, desc="linking", unit="doc"), documents):
+        predictions = linker.link(document.text)
+        offsets = linker.builder.tokenize_document(document.text).offsets
+        reach = reachability(document, offsets, linker.candidates)
+        nil_spans = {(a.start, a.end) for a in nif_document.annotations if a.uris and a.uris[0].startswith(NIL_PREFIX)}
+        gold_outcomes, prediction_outcomes = classify_document(document.gold_spans, reach, nil_spans, predictions)
+        gold_counts.update(gold_outcomes)
+        prediction_counts.update(prediction_outcomes)
+        errors += [{"document": document.uri, "gold": [g.start, g.end], "surface": document.text[g.start:g.end],
+                    "titles": sorted(g.titles), "outcome": outcome}
+                   for g, outcome in zip(document.gold_spans, gold_outcomes) if outcome != "linked correctly"]
+        errors += [{"document": document.uri, "predicted": [p.start, p.end], "surface": p.surface, "title": p.title,
+                    "score": p.score, "outcome": outcome}
+                   for p, outcome in zip(predictions, prediction_outcomes) if outcome != "correct"]
+
+    tp = gold_counts["linked correctly"]
+    scores = Counts(tp, sum(prediction_counts.values()) - tp, sum(gold_counts.values()) - tp).prf()
+    print(lookup.report())
+    print(f"{len(documents)} documents, K={linker.config.top_k}, γ={linker.config.threshold:g}, "
+          f"{linker.describe()['entities']} entities; InKB P / R / F1 "
+          f"{100 * scores.precision:.1f} / {100 * scores.recall:.1f} / {100 * scores.f1:.1f}")
+    _table("linked gold mentions", gold_counts, GOLD_OUTCOMES)
+    _table("predictions", prediction_counts, PREDICTION_OUTCOMES)
+    if args.out:
+        Path(args.out).write_text(json.dumps({"dataset": args.dataset, "top_k": linker.config.top_k,
+                                              "threshold": linker.config.threshold, "golds": dict(gold_counts),
+                                              "predictions": dict(prediction_counts), "errors": errors},
+                                             indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
