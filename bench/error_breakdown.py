@@ -12,9 +12,9 @@ are recorded. Every linked gold mention then gets one outcome, first that applie
 - span not found: nothing overlaps it (every candidate's span scored ≤ γ or lost to [CLS]).
 
 Predictions that link no gold are split the same way: on a gold span with another entity, on a NIL gold span,
-overlapping a gold mention with other offsets, or where the gold has no mention at all. Matching is exact
-span + title, with each gold consuming one prediction (GERBIL's strong InKB matching without its URI
-expansion), so the totals can differ from `gerbil.run`'s by a few mentions.
+overlapping a gold mention with other offsets, or where the gold has no mention at all. Matching is GERBIL's
+strong InKB matching (`gerbil.matching`) on the accepted titles' URIs, without its URI expansion, so the
+totals can differ from `gerbil.run`'s by a few mentions.
 
     python -m bench.error_breakdown --kb ../shared/data/kb/entities.jsonl.gz --dataset ../shared/data/aida/dev.ttl \
         --title-variants ../shared/data/aida/dev_title_variants.tsv
@@ -34,6 +34,8 @@ from annotator.data_types import Mention
 from annotator.pipeline import Linker
 from annotator.training.data import (NIL_PREFIX, GoldSpan, TitleLookup, TrainingDocument, build_documents, load_kb,
                                      read_nif_corpus, read_title_variants, wordpiece_span)
+from annotator.uris import dbpedia_uri
+from gerbil.matching import Marking, match_predictions, strong_span_match, weak_span_match
 from gerbil.scores import Counts
 
 REPOSITORY = Path(__file__).resolve().parents[1]
@@ -54,10 +56,6 @@ class CandidateRecordingLinker(Linker):
         return self.candidates
 
 
-def _overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:
-    return a[0] < b[1] and b[0] < a[1]
-
-
 def classify_document(golds: Sequence[GoldSpan], reachable: Sequence[bool | None],
                       nil_spans: Collection[tuple[int, int]],
                       predictions: Sequence[Mention]) -> tuple[list[str], list[str]]:
@@ -73,36 +71,34 @@ def classify_document(golds: Sequence[GoldSpan], reachable: Sequence[bool | None
     Returns:
         One of `GOLD_OUTCOMES` per gold and one of `PREDICTION_OUTCOMES` per prediction, in input order.
     """
-    used = [False] * len(predictions)
+    gold_markings = [Marking(g.start, g.end, frozenset(map(dbpedia_uri, g.titles)), in_kb=True) for g in golds]
+    predicted = [Marking(p.start, p.end, frozenset({p.uri}), in_kb=True) for p in predictions]
+    pairs = match_predictions(gold_markings, predicted, span_match=strong_span_match)
     gold_outcomes = []
-    for gold, reach in zip(golds, reachable):
-        span = (gold.start, gold.end)
-        hit = next((i for i, p in enumerate(predictions)
-                    if not used[i] and (p.start, p.end) == span and p.title in gold.titles), None)
-        if hit is not None:
-            used[hit] = True
+    for gold, reach, pair in zip(gold_markings, reachable, pairs):
+        if pair is not None:
             gold_outcomes.append("linked correctly")
         elif reach is None:
             gold_outcomes.append("gold entity not in the KB")
         elif not reach:
             gold_outcomes.append("gold not among the candidates")
-        elif any((p.start, p.end) == span for p in predictions):
+        elif any(strong_span_match(gold, p) for p in predicted):
             gold_outcomes.append("right span, wrong entity")
-        elif any(_overlaps((p.start, p.end), span) for p in predictions):
+        elif any(weak_span_match(gold, p) for p in predicted):
             gold_outcomes.append("span boundary differs")
         else:
             gold_outcomes.append("span not found")
-    gold_spans = {(g.start, g.end) for g in golds}
+    consumed = set(pairs)
+    nil_markings = [Marking(start, end) for start, end in nil_spans]
     prediction_outcomes = []
-    for p, correct in zip(predictions, used):
-        span = (p.start, p.end)
-        if correct:
+    for i, p in enumerate(predicted):
+        if i in consumed:
             prediction_outcomes.append("correct")
-        elif span in gold_spans:
+        elif any(strong_span_match(g, p) for g in gold_markings):
             prediction_outcomes.append("gold span, wrong entity")
-        elif span in nil_spans:
+        elif any(strong_span_match(g, p) for g in nil_markings):
             prediction_outcomes.append("span of a NIL gold mention")
-        elif any(_overlaps(span, g) for g in gold_spans | set(nil_spans)):
+        elif any(weak_span_match(g, p) for g in gold_markings + nil_markings):
             prediction_outcomes.append("overlaps a gold mention, other offsets")
         else:
             prediction_outcomes.append("no gold mention there")

@@ -55,13 +55,11 @@ def meaning_match(gold: Marking, predicted: Marking) -> bool:
 SPAN_MATCHES: dict[str, SpanMatch] = {"strong": strong_span_match, "weak": weak_span_match}
 
 
-def count_matches(gold: Sequence[Marking], predicted: Sequence[Marking], *, span_match: SpanMatch,
-                  with_meaning: bool = True) -> Counts:
-    """Counts one document as GERBIL's `MatchingsCounterImpl` does.
+def match_predictions(gold: Sequence[Marking], predicted: Sequence[Marking], *, span_match: SpanMatch,
+                      with_meaning: bool = True) -> list[int | None]:
+    """Pairs one document's markings as GERBIL's `MatchingsCounterImpl` does.
 
-    Each gold marking, in order, consumes the first unused prediction that matches it (a true positive) or
-    is a false negative; every prediction left unused is a false positive, so duplicate or competing
-    predictions for one gold span cost precision.
+    Each gold marking, in order, consumes the first unused prediction that matches it, or none.
 
     Args:
         gold: the document's gold markings.
@@ -70,16 +68,31 @@ def count_matches(gold: Sequence[Marking], predicted: Sequence[Marking], *, span
         with_meaning: also require `meaning_match` (False scores recognition only).
 
     Returns:
-        The document's counts.
+        Per gold marking, the index in `predicted` of the prediction it consumed, or None.
     """
     used = [False] * len(predicted)
-    tp = 0
+    pairs: list[int | None] = []
     for g in gold:
-        for i, p in enumerate(predicted):
-            if not used[i] and span_match(g, p) and (not with_meaning or meaning_match(g, p)):
-                used[i] = True
-                tp += 1
-                break
+        hit = next((i for i, p in enumerate(predicted)
+                    if not used[i] and span_match(g, p) and (not with_meaning or meaning_match(g, p))), None)
+        if hit is not None:
+            used[hit] = True
+        pairs.append(hit)
+    return pairs
+
+
+def count_matches(gold: Sequence[Marking], predicted: Sequence[Marking], *, span_match: SpanMatch,
+                  with_meaning: bool = True) -> Counts:
+    """Counts one document as GERBIL's `MatchingsCounterImpl` does (see `match_predictions`).
+
+    A consumed prediction is a true positive and a gold left without one a false negative; every prediction
+    left unused is a false positive, so duplicate or competing predictions for one gold span cost precision.
+
+    Returns:
+        The document's counts.
+    """
+    tp = sum(i is not None for i in match_predictions(gold, predicted, span_match=span_match,
+                                                       with_meaning=with_meaning))
     return Counts(tp=tp, fp=len(predicted) - tp, fn=len(gold) - tp)
 
 
