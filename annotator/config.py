@@ -39,6 +39,10 @@ class LinkerConfig:
             embeddings (stored once: a third of MiniLM's weights).
         merge: "gerbil" resolves same-span and overlapping predictions (one per span, best first);
             "paper" only merges exact duplicates (s, t, e), as EntQA did.
+        document_candidates: after decoding, read each passage also against the entities linked elsewhere
+            in its document whose title shares a capitalised word with the passage outside every mention
+            ("Bailey" after "Donovan Bailey"), and add the mentions found outside the first pass's. Not in
+            the paper, so off by default; +0.8 dev F1 for the shipped checkpoint (docs/RESULTS.md §19).
         index_type: faiss index for the KB: "flat" (exact inner product), "hnsw" or "ivfpq".
         cpu_int8: on the CPU, run the reader and the KB encoding (entity tower) in int8 under ONNX
             Runtime (faster at the same dev recall and F1 within noise; see docs/RESULTS.md §6).
@@ -64,6 +68,7 @@ class LinkerConfig:
     shared_towers: bool = False
     shared_embeddings: bool = False
     merge: str = "gerbil"
+    document_candidates: bool = False
     index_type: str = "flat"
     cpu_int8: bool = True
     reader_batch_size: int = 32

@@ -15,6 +15,7 @@ from annotator.checkpoint import load_checkpoint_tokenizer, load_config, load_re
 from annotator.config import LinkerConfig
 from annotator.data_types import Mention
 from annotator.decoding import decode_passage, given_span_scores
+from annotator.document_candidates import document_candidates
 from annotator.encoders import cache_dir
 from annotator.errors import ModelLoadError
 from annotator.linking import Span
@@ -41,6 +42,11 @@ class PassageScores:
     start: np.ndarray  # (K, 1 + n) start logits over [CLS] + the n passage wordpieces
     end: np.ndarray  # (K, 1 + n) end logits
     rerank: np.ndarray  # (K,) rerank logits
+
+    def extended(self, other: PassageScores) -> PassageScores:
+        """These candidates followed by `other`'s, scored on the same passage."""
+        return PassageScores(np.concatenate([self.rows, other.rows]), np.concatenate([self.start, other.start]),
+                             np.concatenate([self.end, other.end]), np.concatenate([self.rerank, other.rerank]))
 
 
 def inference_device(device: str | torch.device | None = None) -> tuple[torch.device, torch.dtype]:
@@ -163,18 +169,49 @@ class Linker:
         if not flat:
             return [[] for _ in texts]
         inputs = [self.builder.passage_input(passage, topic) for passage, topic in flat]
-        scores = self._read(inputs, [len(passage.ids) for passage, _ in flat], self._retrieve(inputs))
-        results, first = [], 0
-        for text, given, document, doc_passages in zip(texts, spans, documents, passages):
-            doc_scores = scores[first:first + len(doc_passages)]
-            first += len(doc_passages)
-            if given is None:
-                linked = self._decode(doc_passages, doc_scores)
-            else:  # a blank document has no passages and so nothing to disambiguate against
-                linked = [_disambiguate(span, document, doc_passages, doc_scores) for span in given] \
-                    if doc_passages else []
-            results.append([self._mention(text, span) for span in sorted(linked, key=lambda s: (s.start, s.end))])
-        return results
+        lengths = [len(passage.ids) for passage, _ in flat]
+        scores = _per_document(self._read(inputs, lengths, self._retrieve(inputs)), passages)
+        linked = [self._first_pass(given, document, doc_passages, doc_scores)
+                  for given, document, doc_passages, doc_scores in zip(spans, documents, passages, scores)]
+        if self.config.document_candidates:
+            linked = self._add_document_mentions(texts, spans, passages, scores, linked, inputs, lengths)
+        return [[self._mention(text, span) for span in sorted(doc_linked, key=lambda s: (s.start, s.end))]
+                for text, doc_linked in zip(texts, linked)]
+
+    def _first_pass(self, given: Sequence[Span] | None, document: DocumentTokens, passages: Sequence[Passage],
+                    scores: Sequence[PassageScores]) -> list[LinkedSpan]:
+        """One document's mentions from its retrieved candidates: decoded end to end, or one per given span."""
+        if given is None:
+            return self._decode(passages, scores)
+        # a blank document has no passages and so nothing to disambiguate against
+        return [_disambiguate(span, document, passages, scores) for span in given] if passages else []
+
+    def _add_document_mentions(self, texts: Sequence[str], spans: Sequence[Sequence[Span] | None],
+                               passages: Sequence[Sequence[Passage]], scores: Sequence[Sequence[PassageScores]],
+                               linked: Sequence[list[LinkedSpan]], inputs: Sequence[Sequence[int]],
+                               lengths: Sequence[int]) -> list[list[LinkedSpan]]:
+        """The second stage: mentions outside the first pass's, found by reading each passage against the
+        entities linked elsewhere in its document (`annotator.document_candidates`).
+
+        End to end only: given spans (D2KB) are all linked by the first pass already.
+        """
+        extras = [document_candidates(text, doc_passages, [s.rows for s in doc_scores], first, self.index.titles)
+                  if given is None else [np.empty(0, dtype=np.int64)] * len(doc_passages)
+                  for text, given, doc_passages, doc_scores, first in zip(texts, spans, passages, scores, linked)]
+        flat = [rows for doc_extras in extras for rows in doc_extras]
+        if not any(len(rows) for rows in flat):
+            return list(linked)
+        extra_scores = _per_document(self._read(inputs, lengths, flat), passages)
+        result = []
+        for doc_passages, doc_scores, doc_extra_scores, first in zip(passages, scores, extra_scores, linked):
+            if not any(len(s.rows) for s in doc_extra_scores):
+                result.append(first)
+                continue
+            extended = [s.extended(extra) for s, extra in zip(doc_scores, doc_extra_scores)]
+            new = [span for span in self._decode(doc_passages, extended)
+                   if all(span.end <= other.start or other.end <= span.start for other in first)]
+            result.append(merge(first + new, mode=self.config.merge))
+        return result
 
     def _retrieve(self, inputs: Sequence[Sequence[int]]) -> list[np.ndarray]:
         """KB rows of the top-K candidates of every passage (one faiss call for all of them)."""
@@ -249,6 +286,13 @@ class Linker:
     def _mention(self, text: str, span: LinkedSpan) -> Mention:
         title = self.index.titles[span.entity]
         return Mention(span.start, span.end, text[span.start:span.end], title, dbpedia_uri(title), span.score)
+
+
+def _per_document(scores: Sequence[PassageScores],
+                  passages: Sequence[Sequence[Passage]]) -> list[list[PassageScores]]:
+    """Scores of all documents' passages, in order, split into one list per document."""
+    bounds = np.cumsum([0] + [len(doc_passages) for doc_passages in passages])
+    return [list(scores[first:last]) for first, last in zip(bounds[:-1], bounds[1:])]
 
 
 def _disambiguate(span: Span, document: DocumentTokens, passages: Sequence[Passage],

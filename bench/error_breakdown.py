@@ -1,12 +1,13 @@
 """Bench: where the linker's InKB errors come from, mention by mention, on a NIF corpus with gold annotations.
 
-The linker runs on each document as GERBIL would call it, while the candidates it retrieved for each passage
+The linker runs on each document as GERBIL would call it, while the candidates each passage is read against
 are recorded. Every linked gold mention then gets one outcome, first that applies:
 
 - linked correctly: a prediction has its exact span and one of its accepted titles;
 - gold entity not in the KB: its title is not found (as in training's lookup), so no linker can get it
   (also the rare gold that covers no wordpiece);
-- gold not among the candidates: no passage that holds the mention whole retrieved its entity in the top K;
+- gold not among the candidates: no passage that holds the mention whole read its entity (retrieved in the top
+  K, or a second-stage document candidate);
 - right span, wrong entity: the reader found the span but preferred another candidate;
 - span boundary differs: a prediction overlaps it with other offsets (strong matching counts it wrong);
 - span not found: nothing overlaps it (every candidate's span scored ≤ γ or lost to [CLS]).
@@ -31,7 +32,8 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from annotator.data_types import Mention
-from annotator.pipeline import Linker
+from annotator.linking import Span
+from annotator.pipeline import Linker, PassageScores
 from annotator.training.data import (NIL_PREFIX, GoldSpan, TitleLookup, TrainingDocument, build_documents, load_kb,
                                      read_nif_corpus, read_title_variants, wordpiece_span)
 from annotator.uris import dbpedia_uri
@@ -47,13 +49,20 @@ PREDICTION_OUTCOMES = ("correct", "gold span, wrong entity", "span of a NIL gold
 
 
 class CandidateRecordingLinker(Linker):
-    """`Linker` that keeps the KB rows it retrieved for each passage of the last call."""
+    """`Linker` that keeps the KB rows each passage of the last call was read against: those retrieved, then
+    any second-stage document candidates."""
 
     candidates: list[np.ndarray]
 
-    def _retrieve(self, inputs: Sequence[Sequence[int]]) -> list[np.ndarray]:
-        self.candidates = super()._retrieve(inputs)
-        return self.candidates
+    def _link_documents(self, texts: Sequence[str], spans: Sequence[Sequence[Span] | None]) -> list[list[Mention]]:
+        self.candidates = []
+        return super()._link_documents(texts, spans)
+
+    def _read(self, inputs: Sequence[Sequence[int]], passage_lengths: Sequence[int],
+              candidates: Sequence[np.ndarray]) -> list[PassageScores]:
+        self.candidates = ([np.concatenate(rows) for rows in zip(self.candidates, candidates)] if self.candidates
+                           else list(candidates))
+        return super()._read(inputs, passage_lengths, candidates)
 
 
 def classify_document(golds: Sequence[GoldSpan], reachable: Sequence[bool | None],
@@ -107,13 +116,13 @@ def classify_document(golds: Sequence[GoldSpan], reachable: Sequence[bool | None
 
 def reachability(document: TrainingDocument, offsets: Sequence[tuple[int, int]],
                  candidates: Sequence[np.ndarray]) -> list[bool | None]:
-    """Per gold of `document`: whether a passage holding it whole retrieved its entity (None: the gold has no
+    """Per gold of `document`: whether a passage holding it whole read its entity (None: the gold has no
     KB row or no wordpiece, so no passage holds it).
 
     Args:
         document: the document as `build_documents` cut it (the linker cuts the same passages).
         offsets: its wordpieces' character offsets.
-        candidates: the KB rows retrieved for each of its passages.
+        candidates: the KB rows each of its passages was read against.
     """
     reach: list[bool | None] = []
     for gold in document.gold_spans:

@@ -1,0 +1,117 @@
+"""Tests for the second stage: annotator.document_candidates and how the Linker reads and adds its mentions."""
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+
+from annotator.document_candidates import document_candidates, title_words
+from annotator.merging import LinkedSpan
+from annotator.pipeline import Linker, PassageScores
+from annotator.tokenization import Passage
+
+
+def test_title_words_drop_the_qualifier_and_generic_words() -> None:
+    assert title_words("Peter Such (cricketer)") == {"peter", "such"}
+    assert title_words("England national football team") == {"england"}
+    assert title_words("AT&T Classic") == {"at&t", "classic"}
+
+
+def _passage(index: int, text: str, start: int, end: int) -> Passage:
+    # Only the character range matters here: one "wordpiece" per passage is enough.
+    return Passage(index, index, (0,), ((start, end),))
+
+
+def test_candidates_are_linked_entities_sharing_a_capitalised_unlinked_word() -> None:
+    text = "Donovan Bailey beat MaliVai Washington. Later Bailey met WASHINGTON and the national side of England."
+    first, second = text.index(" Later"), len(text)
+    titles = ["Donovan Bailey", "MaliVai Washington", "England national football team", "Bailey (surname)"]
+    linked = [LinkedSpan(0, 14, 0, 0.9), LinkedSpan(20, 38, 1, 0.8)]
+    passages = [_passage(0, text, 0, first), _passage(1, text, first + 1, second)]
+    rows = document_candidates(text, passages, [[0, 1], [1]], linked, titles)
+    # Passage 0 already read both entities; passage 1 retrieved Washington, and Bailey only the document
+    # linked. England was never linked; the unlinked "Bailey (surname)" is no document candidate.
+    assert [r.tolist() for r in rows] == [[], [0]]
+
+
+def test_words_inside_linked_spans_or_in_lower_case_pull_in_nothing() -> None:
+    text = "Donovan Bailey ran. Donovan Bailey won; bailey and the national team cheered."
+    linked = [LinkedSpan(0, 14, 0, 0.9), LinkedSpan(20, 34, 0, 0.9), LinkedSpan(58, 66, 1, 0.5)]
+    passages = [_passage(0, text, 20, len(text))]
+    rows = document_candidates(text, passages, [[]], linked, ["Donovan Bailey", "National Team (band)"])
+    assert [r.tolist() for r in rows] == [[]]
+
+
+class ScriptedLinker(Linker):
+    """The tiny linker with scripted modules, so that the second stage's effect is known exactly.
+
+    Retrieval returns the entities whose whole title's wordpieces occur in the passage; the reader marks, for
+    each candidate, the first occurrence of its whole title, else of its title's last word, else [CLS].
+    """
+
+    reads: list[list[int]]
+
+    def _title_ids(self, row: int) -> list[int]:
+        return self.builder.tokenizer(self.index.titles[row], add_special_tokens=False)["input_ids"]
+
+    def _retrieve(self, inputs: Sequence[Sequence[int]]) -> list[np.ndarray]:
+        return [np.array([row for row in range(len(self.index)) if _find(ids, self._title_ids(row)) is not None],
+                         dtype=np.int64) for ids in inputs]
+
+    def _read(self, inputs: Sequence[Sequence[int]], passage_lengths: Sequence[int],
+              candidates: Sequence[np.ndarray]) -> list[PassageScores]:
+        self.reads.append([len(rows) for rows in candidates])
+        scores = []
+        for ids, n, rows in zip(inputs, passage_lengths, candidates):
+            start, end = np.full((len(rows), 1 + n), -20.0), np.full((len(rows), 1 + n), -20.0)
+            for k, row in enumerate(rows):
+                title = self._title_ids(int(row))
+                last_word = self.builder.tokenizer(self.index.titles[row].split()[-1],
+                                                   add_special_tokens=False)["input_ids"]
+                found = _find(ids[: 1 + n], title), _find(ids[: 1 + n], last_word)
+                first, length = (found[0], len(title)) if found[0] is not None else (found[1], len(last_word))
+                first, last = (0, 0) if first is None else (first, first + length - 1)
+                start[k, first], end[k, last] = 20.0, 20.0
+            scores.append(PassageScores(rows, start, end, np.zeros(len(rows))))
+        return scores
+
+
+def _find(ids: Sequence[int], part: Sequence[int]) -> int | None:
+    return next((i for i in range(len(ids) - len(part) + 1) if list(ids[i:i + len(part)]) == list(part)), None)
+
+
+@pytest.fixture
+def scripted(tiny_linker: Linker) -> ScriptedLinker:
+    linker = ScriptedLinker(**{name: getattr(tiny_linker, name) for name in
+                               ("config", "builder", "retriever", "reader", "index", "device", "model_dir", "kb_path")})
+    linker.reads = []
+    return linker
+
+
+# The second "Lovelace" sits two passages (10 wordpieces, stride 5) away from the full name.
+TEXT = "Ada Lovelace wrote notes, and then many more words were written here about other things; Lovelace died."
+
+
+def test_second_stage_adds_the_short_reference_and_keeps_the_first_pass(scripted: ScriptedLinker) -> None:
+    scripted.config = dataclasses.replace(scripted.config, threshold=0.05, document_candidates=False)
+    before = [(m.surface, m.title) for m in scripted.link(TEXT)]
+    assert before == [("Ada Lovelace", "Ada Lovelace")]
+    assert len(scripted.reads) == 1
+
+    scripted.reads = []
+    scripted.config = dataclasses.replace(scripted.config, document_candidates=True)
+    mentions = scripted.link(TEXT)
+    assert [(m.surface, m.title) for m in mentions] == [("Ada Lovelace", "Ada Lovelace"), ("Lovelace", "Ada Lovelace")]
+    assert mentions[1].start == TEXT.rindex("Lovelace")
+    # The second read covers only the passages holding the unlinked "Lovelace", one new pair each.
+    first_read, second_read = scripted.reads
+    assert set(second_read) == {0, 1} and 0 < sum(second_read) < len(second_read)
+
+
+def test_given_spans_get_no_second_stage(scripted: ScriptedLinker) -> None:
+    scripted.config = dataclasses.replace(scripted.config, threshold=0.05, document_candidates=True)
+    mentions = scripted.link(TEXT, [(0, 12)])
+    assert len(scripted.reads) == 1
+    assert [(m.surface, m.title) for m in mentions] == [("Ada Lovelace", "Ada Lovelace")]
