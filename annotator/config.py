@@ -41,8 +41,9 @@ class LinkerConfig:
             "paper" only merges exact duplicates (s, t, e), as EntQA did.
         document_candidates: after decoding, read each passage also against the entities linked elsewhere
             in its document whose title shares a capitalised word with the passage outside every mention
-            ("Bailey" after "Donovan Bailey"), and add the mentions found outside the first pass's. Not in
-            the paper, so off by default; +0.8 dev F1 for the shipped checkpoint (docs/RESULTS.md §19).
+            ("Bailey" after "Donovan Bailey"), and add the mentions found outside the first pass's; given
+            spans (D2KB) are disambiguated again, with the words inside them. Not in the paper, so off by
+            default; +0.8 A2KB and +1.9 D2KB dev F1 for the shipped checkpoint (docs/RESULTS.md §19).
         index_type: faiss index for the KB: "flat" (exact inner product), "hnsw" or "ivfpq".
         cpu_int8: on the CPU, run the reader and the KB encoding (entity tower) in int8 under ONNX
             Runtime (faster at the same dev recall and F1 within noise; see docs/RESULTS.md §6).

@@ -3,7 +3,8 @@
 Retrieval sees one 32-wordpiece passage, so a later "Bailey" or "WASHINGTON" often retrieves no Donovan Bailey
 or MaliVai Washington even after the document has linked the full name (on AIDA-A dev, 149 of the 547 gold
 mentions never among their passages' candidates are such references; docs/RESULTS.md §19). The reader then
-scores the passage against those entities too, and only spans that overlap no first-pass mention are added.
+scores the passage against those entities too; end to end, only spans that overlap no first-pass mention are
+added, and given spans (D2KB) are disambiguated again over all their candidates.
 """
 from __future__ import annotations
 
@@ -30,23 +31,33 @@ def title_words(title: str) -> frozenset[str]:
 
 
 def document_candidates(text: str, passages: Sequence[Passage], retrieved: Sequence[Iterable[int]],
-                        linked: Sequence[LinkedSpan], titles: Sequence[str]) -> list[np.ndarray]:
+                        linked: Sequence[LinkedSpan], titles: Sequence[str],
+                        given: Sequence[tuple[int, int]] | None = None) -> list[np.ndarray]:
     """Per passage, the KB rows linked in the document that the passage did not retrieve and whose title shares
-    a word with a capitalised word of the passage outside every linked span.
+    a word with a capitalised word of the passage that is still open: outside every linked span end to end, or
+    inside a given span (D2KB, where the first pass may have chosen wrong).
 
     Args:
         text: the document.
         passages: its passages.
         retrieved: KB rows already among each passage's candidates.
-        linked: the first pass's merged mentions of the document.
+        linked: the first pass's mentions of the document.
         titles: KB titles by row.
+        given: the (start, end) spans to link, for D2KB.
     """
     words = {span.entity: title_words(titles[span.entity]) for span in linked}
     result = []
     for passage, rows in zip(passages, retrieved):
         begin, end = passage.offsets[0][0], passage.offsets[-1][1]
-        unlinked = {m.group().lower() for m in WORD.finditer(text, begin, end) if m.group()[0].isupper()
-                    and not any(s.start <= m.start() < s.end for s in linked)}
+        open_words = {m.group().lower() for m in WORD.finditer(text, begin, end)
+                      if m.group()[0].isupper() and _is_open(m.start(), linked, given)}
         have = set(rows)
-        result.append(np.array(sorted(r for r, w in words.items() if r not in have and w & unlinked), dtype=np.int64))
+        result.append(np.array(sorted(r for r, w in words.items() if r not in have and w & open_words),
+                               dtype=np.int64))
     return result
+
+
+def _is_open(position: int, linked: Sequence[LinkedSpan], given: Sequence[tuple[int, int]] | None) -> bool:
+    if given is not None:
+        return any(start <= position < end for start, end in given)
+    return not any(span.start <= position < span.end for span in linked)

@@ -171,43 +171,46 @@ class Linker:
         inputs = [self.builder.passage_input(passage, topic) for passage, topic in flat]
         lengths = [len(passage.ids) for passage, _ in flat]
         scores = _per_document(self._read(inputs, lengths, self._retrieve(inputs)), passages)
-        linked = [self._first_pass(given, document, doc_passages, doc_scores)
+        linked = [self._mentions_from_scores(given, document, doc_passages, doc_scores)
                   for given, document, doc_passages, doc_scores in zip(spans, documents, passages, scores)]
         if self.config.document_candidates:
-            linked = self._add_document_mentions(texts, spans, passages, scores, linked, inputs, lengths)
+            linked = self._add_document_mentions(texts, spans, documents, passages, scores, linked, inputs, lengths)
         return [[self._mention(text, span) for span in sorted(doc_linked, key=lambda s: (s.start, s.end))]
                 for text, doc_linked in zip(texts, linked)]
 
-    def _first_pass(self, given: Sequence[Span] | None, document: DocumentTokens, passages: Sequence[Passage],
-                    scores: Sequence[PassageScores]) -> list[LinkedSpan]:
-        """One document's mentions from its retrieved candidates: decoded end to end, or one per given span."""
+    def _mentions_from_scores(self, given: Sequence[Span] | None, document: DocumentTokens,
+                              passages: Sequence[Passage], scores: Sequence[PassageScores]) -> list[LinkedSpan]:
+        """One document's mentions from its passages' scores: decoded end to end, or one per given span."""
         if given is None:
             return self._decode(passages, scores)
         # a blank document has no passages and so nothing to disambiguate against
         return [_disambiguate(span, document, passages, scores) for span in given] if passages else []
 
     def _add_document_mentions(self, texts: Sequence[str], spans: Sequence[Sequence[Span] | None],
-                               passages: Sequence[Sequence[Passage]], scores: Sequence[Sequence[PassageScores]],
-                               linked: Sequence[list[LinkedSpan]], inputs: Sequence[Sequence[int]],
-                               lengths: Sequence[int]) -> list[list[LinkedSpan]]:
-        """The second stage: mentions outside the first pass's, found by reading each passage against the
-        entities linked elsewhere in its document (`annotator.document_candidates`).
-
-        End to end only: given spans (D2KB) are all linked by the first pass already.
+                               documents: Sequence[DocumentTokens], passages: Sequence[Sequence[Passage]],
+                               scores: Sequence[Sequence[PassageScores]], linked: Sequence[list[LinkedSpan]],
+                               inputs: Sequence[Sequence[int]], lengths: Sequence[int]) -> list[list[LinkedSpan]]:
+        """The second stage: each passage read again against the entities linked elsewhere in its document
+        (`annotator.document_candidates`). End to end, the mentions found outside the first pass's are added;
+        given spans (D2KB) are disambiguated again over all their candidates.
         """
-        extras = [document_candidates(text, doc_passages, [s.rows for s in doc_scores], first, self.index.titles)
-                  if given is None else [np.empty(0, dtype=np.int64)] * len(doc_passages)
+        extras = [document_candidates(text, doc_passages, [s.rows for s in doc_scores], first, self.index.titles,
+                                      given=given)
                   for text, given, doc_passages, doc_scores, first in zip(texts, spans, passages, scores, linked)]
         flat = [rows for doc_extras in extras for rows in doc_extras]
         if not any(len(rows) for rows in flat):
             return list(linked)
         extra_scores = _per_document(self._read(inputs, lengths, flat), passages)
         result = []
-        for doc_passages, doc_scores, doc_extra_scores, first in zip(passages, scores, extra_scores, linked):
+        for given, document, doc_passages, doc_scores, doc_extra_scores, first in zip(
+                spans, documents, passages, scores, extra_scores, linked):
             if not any(len(s.rows) for s in doc_extra_scores):
                 result.append(first)
                 continue
             extended = [s.extended(extra) for s, extra in zip(doc_scores, doc_extra_scores)]
+            if given is not None:
+                result.append(self._mentions_from_scores(given, document, doc_passages, extended))
+                continue
             new = [span for span in self._decode(doc_passages, extended)
                    if all(span.end <= other.start or other.end <= span.start for other in first)]
             result.append(merge(first + new, mode=self.config.merge))

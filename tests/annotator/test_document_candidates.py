@@ -47,8 +47,9 @@ def test_words_inside_linked_spans_or_in_lower_case_pull_in_nothing() -> None:
 class ScriptedLinker(Linker):
     """The tiny linker with scripted modules, so that the second stage's effect is known exactly.
 
-    Retrieval returns the entities whose whole title's wordpieces occur in the passage; the reader marks, for
-    each candidate, the first occurrence of its whole title, else of its title's last word, else [CLS].
+    Retrieval returns the entities whose whole title's wordpieces occur in the passage, else only "Paris"; the
+    reader marks, for each candidate, the first occurrence of its whole title, else of its title's last word,
+    else [CLS].
     """
 
     reads: list[list[int]]
@@ -57,8 +58,9 @@ class ScriptedLinker(Linker):
         return self.builder.tokenizer(self.index.titles[row], add_special_tokens=False)["input_ids"]
 
     def _retrieve(self, inputs: Sequence[Sequence[int]]) -> list[np.ndarray]:
-        return [np.array([row for row in range(len(self.index)) if _find(ids, self._title_ids(row)) is not None],
-                         dtype=np.int64) for ids in inputs]
+        found = [[row for row in range(len(self.index)) if _find(ids, self._title_ids(row)) is not None]
+                 for ids in inputs]
+        return [np.array(rows or [self.index.titles.index("Paris")], dtype=np.int64) for rows in found]
 
     def _read(self, inputs: Sequence[Sequence[int]], passage_lengths: Sequence[int],
               candidates: Sequence[np.ndarray]) -> list[PassageScores]:
@@ -110,8 +112,12 @@ def test_second_stage_adds_the_short_reference_and_keeps_the_first_pass(scripted
     assert set(second_read) == {0, 1} and 0 < sum(second_read) < len(second_read)
 
 
-def test_given_spans_get_no_second_stage(scripted: ScriptedLinker) -> None:
-    scripted.config = dataclasses.replace(scripted.config, threshold=0.05, document_candidates=True)
-    mentions = scripted.link(TEXT, [(0, 12)])
-    assert len(scripted.reads) == 1
-    assert [(m.surface, m.title) for m in mentions] == [("Ada Lovelace", "Ada Lovelace")]
+def test_second_stage_disambiguates_given_spans_again(scripted: ScriptedLinker) -> None:
+    second = (TEXT.rindex("Lovelace"), TEXT.rindex("Lovelace") + 8)
+    chosen = {}
+    for on in (False, True):
+        scripted.config = dataclasses.replace(scripted.config, threshold=0.05, document_candidates=on)
+        chosen[on] = [(m.surface, m.title) for m in scripted.link(TEXT, [(0, 12), second])]
+    # Alone, the second "Lovelace" retrieves only the distractor; the document's Ada Lovelace wins it back.
+    assert chosen[False] == [("Ada Lovelace", "Ada Lovelace"), ("Lovelace", "Paris")]
+    assert chosen[True] == [("Ada Lovelace", "Ada Lovelace"), ("Lovelace", "Ada Lovelace")]
