@@ -17,12 +17,12 @@ from annotator.merging import LinkedSpan
 from annotator.tokenization import Passage
 
 WORD = re.compile(r"\w+(?:[.'&-]\w+)*")
-# Words that many titles share, so that matching them would pull in unrelated entities ("Manchester United"
-# for "United States"), and a title's parenthesised qualifier ("Peter Such (cricketer)").
+# Words that many titles share: matching them would pull in unrelated entities ("Manchester United" for
+# "United States").
 GENERIC_TITLE_WORDS = frozenset({"the", "of", "and", "in", "on", "at", "for", "de", "la", "le", "a", "an", "to", "fc",
                                  "national", "team", "football", "cricket", "club", "party", "city", "county",
                                  "university", "united", "new", "st"})
-QUALIFIER = re.compile(r" \([^)]*\)$")
+QUALIFIER = re.compile(r" \([^)]*\)$")  # "Peter Such (cricketer)": no mention says "cricketer"
 
 
 def title_words(title: str) -> frozenset[str]:
