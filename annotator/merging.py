@@ -56,11 +56,16 @@ def best_entity_per_span(spans: Iterable[LinkedSpan]) -> list[LinkedSpan]:
     return list(best.values())
 
 
+def outside(spans: Iterable[LinkedSpan], others: Sequence[LinkedSpan]) -> list[LinkedSpan]:
+    """The spans that overlap none of `others`, in input order."""
+    return [span for span in spans if all(span.end <= other.start or other.end <= span.start for other in others)]
+
+
 def drop_overlaps(spans: Iterable[LinkedSpan]) -> list[LinkedSpan]:
     """Greedily keep the highest-scoring spans that overlap no span kept before."""
     kept: list[LinkedSpan] = []
     for span in _best_first(spans):
-        if all(span.end <= other.start or other.end <= span.start for other in kept):
+        if outside([span], kept):
             kept.append(span)
     return kept
 

@@ -19,7 +19,7 @@ from annotator.document_candidates import document_candidates
 from annotator.encoders import cache_dir
 from annotator.errors import ModelLoadError
 from annotator.linking import Span
-from annotator.merging import LinkedSpan, merge, to_character_spans
+from annotator.merging import LinkedSpan, merge, outside, to_character_spans
 from annotator.onnx_int8 import OnnxInt8EntityEncoder, OnnxInt8Reader
 from annotator.reader import Reader
 from annotator.retrieval import EntityEncoder, EntityIndex, identity_key, index_identity, weights_identity
@@ -211,9 +211,7 @@ class Linker:
             if given is not None:
                 result.append(self._mentions_from_scores(given, document, doc_passages, extended))
                 continue
-            new = [span for span in self._decode(doc_passages, extended)
-                   if all(span.end <= other.start or other.end <= span.start for other in first)]
-            result.append(merge(first + new, mode=self.config.merge))
+            result.append(merge(first + outside(self._decode(doc_passages, extended), first), mode=self.config.merge))
         return result
 
     def _retrieve(self, inputs: Sequence[Sequence[int]]) -> list[np.ndarray]:
