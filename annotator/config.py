@@ -29,7 +29,8 @@ class LinkerConfig:
         top_k: K, candidates retrieved per passage (paper: 100).
         top_spans: P, spans kept per candidate (paper: 3).
         max_span_len: longest mention in wordpieces (original server: 10).
-        threshold: γ, keep a labelled span when p_rerank × p_span > γ (paper: 0.05).
+        threshold: γ, keep a labelled span when p_rerank × p_span > γ (paper: 0.05); a given span (D2KB)
+            whose best entity does not score above γ is answered NIL.
         pooling: retriever vector: "mean" over tokens (what the sentence encoders were trained with)
             or the "cls" vector (the paper's P_1).
         normalize: unit-length retriever vectors, so the inner product is a cosine.

@@ -19,11 +19,13 @@ class Mention:
 
     `start`/`end` index the original text (`text[start:end] == surface`); `uri` is the DBpedia
     resource IRI of `title`; `score` is p_rerank × p_span of the reader (D2KB: the best such score).
+    A given span (D2KB) whose best score is not above γ is NIL: `title` is None and `uri` an emerging-entity
+    IRI, `<NIL_NAMESPACE>notInWiki/<surface>` (`annotator.uris`).
     """
 
     start: int
     end: int
     surface: str
-    title: str
+    title: str | None
     uri: str
     score: float

@@ -14,7 +14,8 @@ class EntityLinker(Protocol):
     """Text (plus optional given spans) → linked mentions.
 
     `spans=None` is end-to-end linking (A2KB); given `(start, end)` spans are disambiguated, one
-    mention per span at most (D2KB). Offsets are code-point indices into `text`, half-open.
+    mention per span at most, NIL (`title` None) where no entity is likely enough (D2KB). Offsets are
+    code-point indices into `text`, half-open.
     """
 
     def link(self, text: str, spans: Sequence[Span] | None = None) -> list[Mention]: ...

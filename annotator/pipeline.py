@@ -25,7 +25,7 @@ from annotator.reader import Reader
 from annotator.retrieval import EntityEncoder, EntityIndex, identity_key, index_identity, weights_identity
 from annotator.retriever import DualEncoder
 from annotator.tokenization import DocumentTokens, InputBuilder, Passage
-from annotator.uris import dbpedia_uri
+from annotator.uris import NIL_NAMESPACE, dbpedia_uri, not_in_wiki_uri
 
 logger = logging.getLogger(__name__)
 
@@ -194,7 +194,9 @@ class Linker:
         (`annotator.document_candidates`). End to end, the mentions found outside the first pass's are added;
         given spans (D2KB) are disambiguated again over all their candidates.
         """
-        extras = [document_candidates(text, doc_passages, [s.rows for s in doc_scores], first, self.index.titles,
+        # Given spans not above γ are NIL answers: their entities were not linked, so they suggest nothing.
+        extras = [document_candidates(text, doc_passages, [s.rows for s in doc_scores],
+                                      [s for s in first if s.score > self.config.threshold], self.index.titles,
                                       given=given)
                   for text, given, doc_passages, doc_scores, first in zip(texts, spans, passages, scores, linked)]
         flat = [rows for doc_extras in extras for rows in doc_extras]
@@ -285,8 +287,12 @@ class Linker:
         return merge(to_character_spans(labelled, passages, [s.rows for s in scores]), mode=config.merge)
 
     def _mention(self, text: str, span: LinkedSpan) -> Mention:
+        surface = text[span.start:span.end]
+        # Only a given span can score this low (decoding keeps spans above γ): the paper's bar makes it NIL.
+        if span.score <= self.config.threshold:
+            return Mention(span.start, span.end, surface, None, not_in_wiki_uri(NIL_NAMESPACE, surface), span.score)
         title = self.index.titles[span.entity]
-        return Mention(span.start, span.end, text[span.start:span.end], title, dbpedia_uri(title), span.score)
+        return Mention(span.start, span.end, surface, title, dbpedia_uri(title), span.score)
 
 
 def _per_document(scores: Sequence[PassageScores],

@@ -5,8 +5,7 @@ import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from annotator.uris import DBPEDIA_RESOURCE
-from gerbil.uris import not_in_wiki_uri
+from annotator.uris import DBPEDIA_RESOURCE, not_in_wiki_uri
 from nif.data_types import NifAnnotation, NifDocument
 
 logger = logging.getLogger(__name__)

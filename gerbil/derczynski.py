@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from gerbil.uris import not_in_wiki_uri
+from annotator.uris import not_in_wiki_uri
 from nif.data_types import NifAnnotation, NifDocument
 
 _COLUMNS = re.compile(r"\t+")

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from urllib.parse import quote, quote_plus, unquote
+from urllib.parse import quote, unquote
 
 # GERBIL's default well-known KBs (gerbil.properties, `DefaultWellKnownKB`).
 KB_PREFIXES: tuple[str, ...] = (
@@ -27,15 +27,6 @@ _BRIDGES: tuple[tuple[str, str], ...] = (
 )
 # What GERBIL's URL encoder leaves alone in a path segment, plus the characters DBpedia keeps literal.
 _SAFE = "()_,'&!*-.~:@$;=+/"
-
-
-def not_in_wiki_uri(uri_prefix: str, surface: str) -> str:
-    """GERBIL's artificial URI for a mention without a KB entity: `<prefix>notInWiki/<URL-encoded surface>`.
-
-    The encoding is Java's `URLEncoder.encode(surface, "UTF-8")`: space → `+`, everything except
-    `A-Za-z0-9 . - * _` percent-encoded (so `~` too, unlike Python's `quote_plus`).
-    """
-    return f"{uri_prefix}notInWiki/{quote_plus(surface, safe='*').replace('~', '%7E')}"
 
 
 def same_as_closure(pairs: Iterable[tuple[str, str]]) -> dict[str, frozenset[str]]:

@@ -65,6 +65,21 @@ def test_d2kb_drops_mentions_off_the_given_spans() -> None:
     assert answer.annotations == (NifAnnotation(0, 6, (ZURICH_URI,)),)
 
 
+def test_d2kb_nil_answer_keeps_its_emerging_entity_iri_alone() -> None:
+    nil_uri = "http://aksw.org/notInWiki/Grimbleton"
+
+    class Unsure:
+        def link(self, text: str, spans: Sequence[tuple[int, int]] | None = None) -> list[Mention]:
+            return [Mention(0, 10, "Grimbleton", None, nil_uri, 0.01)]
+
+        def describe(self) -> dict[str, str]:
+            return {}
+
+    client = create_app({"TESTING": True, "WIKIPEDIA_URIS": True}, linker=Unsure()).test_client()
+    answer = parse_document(client.post("/", data=gerbil_request("Grimbleton", [(0, 10)]), headers=HEADERS).data)
+    assert answer.annotations == (NifAnnotation(0, 10, (nil_uri,)),)
+
+
 def test_mentions_sharing_a_span_become_one_annotation_best_first() -> None:
     class TwoMeanings:
         def link(self, text: str, spans: Sequence[tuple[int, int]] | None = None) -> list[Mention]:

@@ -76,6 +76,6 @@ def _uris(mentions: Sequence[Mention]) -> tuple[str, ...]:
     uris = []
     for mention in mentions:
         uris.append(mention.uri)
-        if with_wikipedia:
+        if with_wikipedia and mention.title is not None:
             uris.append(wikipedia_uri(mention.title))
     return tuple(dict.fromkeys(uris))

@@ -118,6 +118,16 @@ def test_second_stage_disambiguates_given_spans_again(scripted: ScriptedLinker) 
     for on in (False, True):
         scripted.config = dataclasses.replace(scripted.config, threshold=0.05, document_candidates=on)
         chosen[on] = [(m.surface, m.title) for m in scripted.link(TEXT, [(0, 12), second])]
-    # Alone, the second "Lovelace" retrieves only the distractor; the document's Ada Lovelace wins it back.
-    assert chosen[False] == [("Ada Lovelace", "Ada Lovelace"), ("Lovelace", "Paris")]
+    # Alone, the second "Lovelace" retrieves only the distractor, too unlikely to link (NIL); the document's Ada
+    # Lovelace wins it back.
+    assert chosen[False] == [("Ada Lovelace", "Ada Lovelace"), ("Lovelace", None)]
     assert chosen[True] == [("Ada Lovelace", "Ada Lovelace"), ("Lovelace", "Ada Lovelace")]
+
+
+def test_nil_answers_suggest_no_candidates(scripted: ScriptedLinker) -> None:
+    # The reader marks all of "Ada Lovelace", so the given "Ada" alone scores near 0 and is NIL: its best
+    # entity was not linked and must not become the later "Lovelace"'s candidate.
+    scripted.config = dataclasses.replace(scripted.config, threshold=0.05, document_candidates=True)
+    mentions = scripted.link(TEXT, [(0, 3), (TEXT.rindex("Lovelace"), TEXT.rindex("Lovelace") + 8)])
+    assert [(m.surface, m.title) for m in mentions] == [("Ada", None), ("Lovelace", None)]
+    assert len(scripted.reads) == 1

@@ -9,7 +9,7 @@ import annotator.retrieval
 from annotator.data_types import Mention
 from annotator.linking import EntityLinker
 from annotator.pipeline import Linker, cached_index_dir
-from annotator.uris import dbpedia_uri
+from annotator.uris import NIL_NAMESPACE, dbpedia_uri, not_in_wiki_uri
 
 from tests.annotator.test_tokenization import TRICKY, TRICKY_WORDS
 
@@ -62,6 +62,23 @@ def test_d2kb_returns_one_entity_per_given_span(tiny_linker: Linker) -> None:
     assert [(m.start, m.end) for m in mentions] == sorted(spans)
     assert all(m.title in tiny_linker.index.titles and m.score >= 0 for m in mentions)
     assert [m.surface for m in mentions if m.surface in TRICKY_WORDS] == ["Zürich", "😀"]
+
+
+def test_given_spans_not_above_gamma_are_nil(tiny_checkpoint: Path, tiny_kb: Path, tiny_linker: Linker) -> None:
+    spans = [(TEXT.index(w), TEXT.index(w) + len(w)) for w in ("Lyon", "Paris", "Zürich", "Mount Everest", "Germany")]
+    linked = tiny_linker.link(TEXT, spans)
+    gamma = sorted(m.score for m in linked)[len(linked) // 2]
+    strict = Linker.from_pretrained(tiny_checkpoint, kb_path=tiny_kb, device="cpu",
+                                    config_overrides={"threshold": gamma, "cpu_int8": False})
+    answered = strict.link(TEXT, spans)
+    assert [(m.start, m.end, m.score) for m in answered] == [(m.start, m.end, m.score) for m in linked]
+    nil = [m for m in answered if m.score <= gamma]
+    assert nil and len(nil) < len(answered)
+    for mention, first in zip(answered, linked):
+        if mention.score <= gamma:
+            assert mention.title is None and mention.uri == not_in_wiki_uri(NIL_NAMESPACE, mention.surface)
+        else:
+            assert mention == first
 
 
 def test_given_span_outside_the_text_is_rejected(tiny_linker: Linker) -> None:

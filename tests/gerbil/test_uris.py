@@ -1,7 +1,7 @@
 """URI expansion (bridges, encodings, sameAs closure, redirects) and InKB classification."""
 from __future__ import annotations
 
-from gerbil.uris import UriExpander, is_in_kb, not_in_wiki_uri, same_as_closure
+from gerbil.uris import UriExpander, is_in_kb, same_as_closure
 
 DBR = "http://dbpedia.org/resource/"
 
@@ -46,8 +46,3 @@ def test_in_kb_by_whitelisted_namespace() -> None:
     assert not is_in_kb(["https://www.wikidata.org/wiki/Q84"])  # needs extra configuration in GERBIL too
     assert not is_in_kb([])
     assert is_in_kb(["http://kb.example/X"], kb_prefixes=["http://kb.example/"])
-
-
-def test_not_in_wiki_uri_uses_java_url_encoding() -> None:
-    assert not_in_wiki_uri("http://aida/", "West Bank") == "http://aida/notInWiki/West+Bank"
-    assert not_in_wiki_uri("http://aida/", "Zé ~ *a-b_c.") == "http://aida/notInWiki/Z%C3%A9+%7E+*a-b_c."
