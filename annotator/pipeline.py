@@ -194,10 +194,9 @@ class Linker:
         (`annotator.document_candidates`). End to end, the mentions found outside the first pass's are added;
         given spans (D2KB) are disambiguated again over all their candidates.
         """
-        # Given spans not above γ are NIL answers: their entities were not linked, so they suggest nothing.
+        # NIL answers (given spans) suggest nothing: their entities were not linked.
         extras = [document_candidates(text, doc_passages, [s.rows for s in doc_scores],
-                                      [s for s in first if s.score > self.config.threshold], self.index.titles,
-                                      given=given)
+                                      [s for s in first if self._is_linked(s)], self.index.titles, given=given)
                   for text, given, doc_passages, doc_scores, first in zip(texts, spans, passages, scores, linked)]
         flat = [rows for doc_extras in extras for rows in doc_extras]
         if not any(len(rows) for rows in flat):
@@ -286,10 +285,14 @@ class Linker:
                                                passage=i)]
         return merge(to_character_spans(labelled, passages, [s.rows for s in scores]), mode=config.merge)
 
+    def _is_linked(self, span: LinkedSpan) -> bool:
+        """Whether `span` names its entity rather than NIL: the paper's bar, score above γ. Decoded spans always
+        pass (decoding keeps only those); a given span (D2KB) whose best entity scores lower is NIL."""
+        return span.score > self.config.threshold
+
     def _mention(self, text: str, span: LinkedSpan) -> Mention:
         surface = text[span.start:span.end]
-        # Only a given span can score this low (decoding keeps spans above γ): the paper's bar makes it NIL.
-        if span.score <= self.config.threshold:
+        if not self._is_linked(span):
             return Mention(span.start, span.end, surface, None, not_in_wiki_uri(NIL_NAMESPACE, surface), span.score)
         title = self.index.titles[span.entity]
         return Mention(span.start, span.end, surface, title, dbpedia_uri(title), span.score)
