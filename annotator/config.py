@@ -13,6 +13,7 @@ from annotator.errors import ConfigError
 
 MERGE_MODES = ("gerbil", "paper")
 POOLINGS = ("mean", "cls")
+CPU_PRECISIONS = ("auto", "bf16", "int8", "fp32")
 
 
 @dataclass(frozen=True)
@@ -46,8 +47,9 @@ class LinkerConfig:
             spans (D2KB) are disambiguated again, with the words inside them. Not in the paper, so off by
             default; +0.8 A2KB and +1.9 D2KB dev F1 for the shipped checkpoint (docs/RESULTS.md §19).
         index_type: faiss index for the KB: "flat" (exact inner product), "hnsw" or "ivfpq".
-        cpu_int8: on the CPU, run the reader and the KB encoding (entity tower) in int8 under ONNX
-            Runtime (faster at the same dev recall and F1 within noise; see docs/RESULTS.md §6).
+        cpu_precision: how the reader and the KB encoding (entity tower) compute on the CPU: "int8" under
+            ONNX Runtime (docs/RESULTS.md §6), "bf16" in torch (fast only where the CPU multiplies bf16
+            matrices in hardware: AMX, §22), "fp32", or "auto": bf16 where the CPU has AMX, else int8.
             Passages stay fp32.
         reader_batch_size: (passage, candidate) pairs per reader forward pass (small batches stay in the
             CPU caches: under ONNX Runtime int8, 32 measured faster than 16, 64 and 128; docs/RESULTS.md §7).
@@ -72,7 +74,7 @@ class LinkerConfig:
     merge: str = "gerbil"
     document_candidates: bool = False
     index_type: str = "flat"
-    cpu_int8: bool = True
+    cpu_precision: str = "auto"
     reader_batch_size: int = 32
     retriever_batch_size: int = 128
 
@@ -81,6 +83,8 @@ class LinkerConfig:
             raise ConfigError(f"merge must be one of {MERGE_MODES}, got {self.merge!r}")
         if self.pooling not in POOLINGS:
             raise ConfigError(f"pooling must be one of {POOLINGS}, got {self.pooling!r}")
+        if self.cpu_precision not in CPU_PRECISIONS:
+            raise ConfigError(f"cpu_precision must be one of {CPU_PRECISIONS}, got {self.cpu_precision!r}")
         if not 3 <= self.passage_len or not 1 <= self.stride <= self.passage_len - 2:
             raise ConfigError(f"need passage_len >= 3 and 1 <= stride <= passage_len - 2, "
                               f"got passage_len={self.passage_len}, stride={self.stride}")
@@ -96,7 +100,7 @@ class LinkerConfig:
 
     @classmethod
     def from_dict(cls, values: Mapping[str, Any]) -> LinkerConfig:
-        return cls(**_checked(values))
+        return cls(**_checked(_migrated(values)))
 
     def to_file(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
@@ -128,6 +132,15 @@ def _parse_value(raw: str, kind: type) -> Any:
     if not isinstance(value, kind):
         raise ConfigError(f"expected {kind.__name__}, got {raw!r}")
     return value
+
+
+def _migrated(values: Mapping[str, Any]) -> Mapping[str, Any]:
+    """Reads configs saved before `cpu_precision` replaced `cpu_int8` (true meant the fast CPU path)."""
+    if "cpu_int8" not in values:
+        return values
+    migrated = dict(values)
+    migrated.setdefault("cpu_precision", "auto" if migrated.pop("cpu_int8") else "fp32")
+    return migrated
 
 
 def _checked(values: Mapping[str, Any]) -> dict[str, Any]:

@@ -1,6 +1,7 @@
 """The EntQA linker: passages → retrieval → one batched reader pass → decoding → merging."""
 from __future__ import annotations
 
+import copy
 import logging
 import os
 from collections.abc import Mapping, Sequence
@@ -21,6 +22,7 @@ from annotator.errors import ModelLoadError
 from annotator.linking import Span
 from annotator.merging import LinkedSpan, merge, outside, to_character_spans
 from annotator.onnx_int8 import OnnxInt8EntityEncoder, OnnxInt8Reader
+from annotator.quantization import cpu_precision
 from annotator.reader import Reader
 from annotator.retrieval import EntityEncoder, EntityIndex, identity_key, index_identity, weights_identity
 from annotator.retriever import DualEncoder
@@ -74,16 +76,25 @@ def _cache_folder(identity: Mapping[str, Any]) -> Path:
 
 
 def cpu_reader(reader: Reader, builder: InputBuilder, config: LinkerConfig) -> Reader | OnnxInt8Reader:
-    """The reader the linker runs: on the CPU with `config.cpu_int8`, its int8 ONNX Runtime export."""
-    on_cpu = next(reader.parameters()).device.type == "cpu"
-    return OnnxInt8Reader(reader, builder) if on_cpu and config.cpu_int8 else reader
+    """The reader the linker runs: on the CPU, in `config.cpu_precision` (int8: its ONNX Runtime export; bf16: a
+    copy, like the int8 one, so that `reader` stays as it is)."""
+    if next(reader.parameters()).device.type != "cpu":
+        return reader
+    precision = cpu_precision(config.cpu_precision)
+    if precision == "int8":
+        return OnnxInt8Reader(reader, builder)
+    return copy.deepcopy(reader).to(torch.bfloat16) if precision == "bf16" else reader
 
 
 def kb_encoder(retriever: DualEncoder, builder: InputBuilder, config: LinkerConfig) -> EntityEncoder:
-    """What encodes a KB: on the CPU with `config.cpu_int8`, the entity tower in int8 under ONNX Runtime."""
-    if retriever.device.type == "cpu" and config.cpu_int8:
+    """What encodes a KB: on the CPU, the entity tower in `config.cpu_precision` (int8: under ONNX Runtime)."""
+    if retriever.device.type != "cpu":
+        return retriever
+    precision = cpu_precision(config.cpu_precision)
+    if precision == "int8":
         return OnnxInt8EntityEncoder(retriever, builder)
-    return retriever
+    # A bf16 copy: the linker's passage tower, which may share the word embeddings, stays fp32.
+    return copy.deepcopy(retriever).to(torch.bfloat16) if precision == "bf16" else retriever
 
 
 class Linker:

@@ -1,7 +1,7 @@
-"""torch's dynamic int8 quantization of a model's Linear layers, and how a model computes.
+"""The CPU precision the linker runs in, torch's dynamic int8 quantization, and how a model computes.
 
-Weights are quantized per output channel; activations per batch, at run time. On a CPU with VNNI this is
-about 1.5× faster than fp32 (docs/RESULTS.md §3). The linker's CPU path is now ONNX Runtime int8
+Dynamic int8 quantizes weights per output channel and activations per batch, at run time. On a CPU with
+VNNI this is about 1.5× faster than fp32 (docs/RESULTS.md §3). The linker's int8 path is ONNX Runtime
 (`annotator.onnx_int8`, faster again, §6); this copy stays as the reference the int8 bench compares with.
 """
 from __future__ import annotations
@@ -12,6 +12,15 @@ import warnings
 import torch
 from torch import nn
 from torch.ao.quantization import per_channel_dynamic_qconfig, quantize_dynamic
+
+
+def cpu_precision(requested: str) -> str:
+    """What a `LinkerConfig.cpu_precision` resolves to: "auto" is bf16 where the CPU has AMX tiles (bf16
+    matrix products in hardware: about 1.5× the reader's int8 throughput, docs/RESULTS.md §22), else int8."""
+    if requested != "auto":
+        return requested
+    # torch exposes the AMX check only privately; without AMX, bf16 runs slower than fp32 on a CPU.
+    return "bf16" if torch.cpu._is_amx_tile_supported() else "int8"
 
 
 def int8_copy(model: nn.Module) -> nn.Module:

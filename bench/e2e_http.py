@@ -7,7 +7,7 @@ K: server cold start (spawn to the first /health answer), documents, docs/s, ms/
 micro F1 (strong matching). With --baseline the same documents are also linked in process by the
 batched `Linker` and by `bench.naive_reader.NaiveLinker` (one full-precision reader call per (passage,
 candidate) pair, as the original EntQA), printing both speeds, the speed-up and whether the mentions
-agree (on the CPU they differ slightly: the batched reader runs in int8 unless ENTQA_CPU_INT8=false).
+agree (on the CPU they differ slightly: the batched reader runs in int8 or bf16 unless ENTQA_CPU_PRECISION=fp32).
 Figures are printed, never asserted.
 
 Run from the repository root (a CPU run of all 216 AIDA-A documents at K=100 takes hours):

@@ -1,10 +1,10 @@
-"""Bench: int8 (`cpu_int8`) against full precision on the CPU, on the same KB and documents.
+"""Bench: the CPU precisions (`cpu_precision`: ONNX Runtime int8, bf16) against fp32, on the same KB and documents.
 
-Prints: KB encoding speed of fp32, torch's int8 copy and the ONNX Runtime int8 entity tower (what
-`cpu_int8` encodes a KB with) and the cosine of their entity vectors to fp32 (a random sample of the KB);
-dev retriever recall with fp32 vs ONNX Runtime int8 entity vectors (passages fp32, as the linker runs); and the
-reader's speed and InKB F1 (strong match) on the first N documents with an fp32, a torch int8 and an ONNX
-Runtime int8 reader (the last is what `cpu_int8` runs).
+Prints: KB encoding speed of fp32, torch's int8 copy, the ONNX Runtime int8 entity tower and a bf16 copy
+(the last two are what `cpu_precision` "int8" and "bf16" encode a KB with) and the cosine of their entity
+vectors to fp32 (a random sample of the KB); dev retriever recall with fp32, int8 and bf16 entity vectors
+(passages fp32, as the linker runs); and the reader's speed and InKB F1 (strong match) on the first N
+documents with each of those readers. bf16 is fast only on a CPU with AMX ("auto" picks it there).
 Figures are printed, never asserted.
 
     python -m bench.int8_check --kb ~/.cache/entqa/eval_kb_dev_20k.jsonl.gz \
@@ -20,8 +20,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from annotator.onnx_int8 import OnnxInt8EntityEncoder, OnnxInt8Reader
-from annotator.pipeline import Linker
+from annotator.pipeline import Linker, cpu_reader, kb_encoder
 from annotator.quantization import int8_copy
 from annotator.training.data import TitleLookup, build_documents, load_kb, read_nif_corpus
 from annotator.training.evaluation import RECALL_AT, evaluate_linker, per_document, retrieval_recall
@@ -40,15 +39,18 @@ def main() -> None:
     parser.add_argument("--sample", type=int, default=2000, help="KB entities timed for the encoding speed")
     args = parser.parse_args()
 
-    linker = Linker.from_pretrained(args.model, kb_path=args.kb, config_overrides={"cpu_int8": False, "top_k": args.k})
+    linker = Linker.from_pretrained(args.model, kb_path=args.kb,
+                                    config_overrides={"cpu_precision": "fp32", "top_k": args.k})
     batch_size, device = linker.config.retriever_batch_size, linker.device
     entity_ids = linker.index.entity_token_ids(range(len(linker.index)))
-    onnx_int8 = OnnxInt8EntityEncoder(linker.retriever, linker.builder)
+    configs = {name: linker.config.replace(cpu_precision=precision)
+               for name, precision in (("onnxruntime int8", "int8"), ("bf16", "bf16"))}
+    encoders = {"fp32": linker.retriever, "torch int8": int8_copy(linker.retriever),
+                **{name: kb_encoder(linker.retriever, linker.builder, config) for name, config in configs.items()}}
 
     sample = np.sort(np.random.default_rng(0).choice(len(entity_ids), min(args.sample, len(entity_ids)), replace=False))
     timed = {}
-    for name, encoder in (("fp32", linker.retriever), ("torch int8", int8_copy(linker.retriever)),
-                          ("onnxruntime int8", onnx_int8)):
+    for name, encoder in encoders.items():
         with torch.inference_mode():
             # One entity first, so one-time costs (the ONNX export and quantization) stay off the clock.
             encoder.embed_entities(linker.builder.pad([entity_ids[sample[0]]]).to(encoder.device))
@@ -68,9 +70,10 @@ def main() -> None:
         passages = encode(linker.retriever.embed_passages, linker.builder,
                           [p.input_ids for d in documents for p in d.passages], batch_size=batch_size,
                           device=device, desc="encode passages")
-        entities = {"fp32": torch.from_numpy(np.asarray(linker.index.embeddings, dtype=np.float32)),
-                    "onnxruntime int8": encode(onnx_int8.embed_entities, linker.builder, entity_ids,
-                                               batch_size=batch_size, device=onnx_int8.device, desc="encode KB int8")}
+        entities = {"fp32": torch.from_numpy(np.asarray(linker.index.embeddings, dtype=np.float32))}
+        for name in configs:
+            entities[name] = encode(encoders[name].embed_entities, linker.builder, entity_ids, batch_size=batch_size,
+                                    device=encoders[name].device, desc=f"encode KB {name}")
     for name, vectors in entities.items():
         ranked = per_document(documents, top_k(passages, vectors, max(RECALL_AT)).tolist())
         metrics = retrieval_recall(documents, ranked, kb)
@@ -78,10 +81,11 @@ def main() -> None:
               + ", ".join(f"{key} {value:.2f}" for key, value in metrics.items()))
 
     linked = documents[: args.docs]
-    torch_linker, onnx_linker = copy.copy(linker), copy.copy(linker)
-    torch_linker.reader = int8_copy(linker.reader)
-    onnx_linker.reader = OnnxInt8Reader(linker.reader, linker.builder)
-    for name, candidate in (("fp32", linker), ("torch int8", torch_linker), ("onnxruntime int8", onnx_linker)):
+    readers = {"fp32": linker.reader, "torch int8": int8_copy(linker.reader),
+               **{name: cpu_reader(linker.reader, linker.builder, config) for name, config in configs.items()}}
+    for name, reader in readers.items():
+        candidate = copy.copy(linker)
+        candidate.reader = reader
         candidate.link(linked[0].text)  # one-time costs off the clock
         started = time.perf_counter()
         scores = evaluate_linker(candidate, linked)

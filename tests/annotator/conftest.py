@@ -64,4 +64,4 @@ def tiny_linker(tiny_checkpoint: Path, tiny_kb: Path, entqa_cache: Path) -> Link
     per-document results exactly comparable (int8 is tested on its own in test_quantization.py).
     """
     return Linker.from_pretrained(tiny_checkpoint, kb_path=tiny_kb, device="cpu",
-                                  config_overrides={"threshold": 0.0, "cpu_int8": False})
+                                  config_overrides={"threshold": 0.0, "cpu_precision": "fp32"})

@@ -46,7 +46,7 @@ def test_mentions_are_sorted_exact_and_do_not_overlap(tiny_linker: Linker, text:
 def test_paper_mode_keeps_what_gerbil_mode_resolves(tiny_checkpoint: Path, tiny_kb: Path,
                                                     tiny_linker: Linker) -> None:
     paper = Linker.from_pretrained(tiny_checkpoint, kb_path=tiny_kb, device="cpu",
-                                   config_overrides={"threshold": 0.0, "merge": "paper", "cpu_int8": False})
+                                   config_overrides={"threshold": 0.0, "merge": "paper", "cpu_precision": "fp32"})
     raw, resolved = paper.link(TEXT), tiny_linker.link(TEXT)
     assert set(resolved) <= set(raw)
     assert len({(m.start, m.end, m.title) for m in raw}) == len(raw)  # exact duplicates merged
@@ -69,7 +69,7 @@ def test_given_spans_not_above_gamma_are_nil(tiny_checkpoint: Path, tiny_kb: Pat
     linked = tiny_linker.link(TEXT, spans)
     gamma = sorted(m.score for m in linked)[len(linked) // 2]
     strict = Linker.from_pretrained(tiny_checkpoint, kb_path=tiny_kb, device="cpu",
-                                    config_overrides={"threshold": gamma, "cpu_int8": False})
+                                    config_overrides={"threshold": gamma, "cpu_precision": "fp32"})
     answered = strict.link(TEXT, spans)
     assert [(m.start, m.end, m.score) for m in answered] == [(m.start, m.end, m.score) for m in linked]
     nil = [m for m in answered if m.score <= gamma]

@@ -1,4 +1,4 @@
-"""int8 on the CPU: the copies leave the model alone, stay close to fp32, and are what the linker runs."""
+"""int8 and bf16 on the CPU: the copies leave the model alone, stay close to fp32, and are what the linker runs."""
 from __future__ import annotations
 
 import json
@@ -11,9 +11,12 @@ from torch import nn
 
 from annotator import DEFAULT_MODEL_DIR
 from annotator.checkpoint import load_checkpoint_tokenizer, load_config, load_reader, load_retriever
+from annotator.config import LinkerConfig
+from annotator.errors import ConfigError
 from annotator.onnx_int8 import OnnxInt8EntityEncoder, OnnxInt8Reader
 from annotator.pipeline import Linker, cpu_reader, kb_encoder
-from annotator.quantization import int8_copy, precision
+from annotator.quantization import cpu_precision, int8_copy, precision
+from annotator.reader import ReaderLogits
 from annotator.tokenization import InputBuilder
 
 
@@ -26,8 +29,8 @@ def test_int8_copy_leaves_the_original_in_float() -> None:
     assert all(torch.equal(a, b) for a, b in zip(before, model.parameters()))
 
 
-@pytest.mark.parametrize("quantize", [int8_copy, OnnxInt8Reader], ids=["torch", "onnxruntime"])
-def test_int8_reader_stays_close_to_fp32(quantize) -> None:
+@pytest.mark.parametrize("quantize", [int8_copy, OnnxInt8Reader, "bf16"], ids=["torch", "onnxruntime", "bf16"])
+def test_a_low_precision_reader_stays_close_to_fp32(quantize) -> None:
     # The shipped weights: a random tiny model's logits are too flat to say anything about int8 error.
     config = load_config(DEFAULT_MODEL_DIR)
     builder = InputBuilder(load_checkpoint_tokenizer(DEFAULT_MODEL_DIR), config)
@@ -39,10 +42,14 @@ def test_int8_reader_stays_close_to_fp32(quantize) -> None:
     pairs = [builder.reader_input(passage, ids) for ids in entities]
     batch = builder.pad([ids for ids, _ in pairs], [segments for _, segments in pairs])
     with torch.inference_mode():
-        quantized = int8_copy(reader) if quantize is int8_copy else OnnxInt8Reader(reader, builder, threads=1)
+        if quantize == "bf16":
+            quantized = cpu_reader(reader, builder, config.replace(cpu_precision="bf16"))
+        else:
+            quantized = int8_copy(reader) if quantize is int8_copy else OnnxInt8Reader(reader, builder, threads=1)
         full, low = reader(batch), quantized(batch)
         assert torch.equal(reader(batch).start, full.start), "quantizing left the reader alone"
-    assert not torch.equal(full.start, low.start), "the int8 copy computes differently"
+    low = ReaderLogits(*(logits.float() for logits in (low.start, low.end, low.rerank)))
+    assert not torch.equal(full.start, low.start), "the copy computes differently"
     assert low.start.shape == full.start.shape and low.rerank.shape == full.rerank.shape
     width = len(passage)  # padding positions are never decoded
     for a, b in ((full.start, low.start), (full.end, low.end)):
@@ -54,6 +61,8 @@ def test_int8_reader_stays_close_to_fp32(quantize) -> None:
     if quantize is OnnxInt8Reader:  # what the linker runs: every rerank logit within a third of fp32's
         assert torch.allclose(full.rerank, low.rerank, atol=0.35)  # torch's copy strays 0.71 here
         assert "QAttention" in quantized.operators  # the padded batch ran through fused int8 attention
+    if quantize == "bf16":  # AMX's choice: closer to fp32 than int8
+        assert torch.allclose(full.rerank, low.rerank, atol=0.1)
 
 
 def test_onnx_int8_entity_vectors_stay_close_to_fp32_whatever_the_padding() -> None:
@@ -77,25 +86,39 @@ def test_onnx_int8_entity_vectors_stay_close_to_fp32_whatever_the_padding() -> N
         assert torch.nn.functional.cosine_similarity(full, vectors).min() > 0.98
 
 
-def test_the_cpu_linker_runs_int8_unless_told_not_to(tiny_checkpoint: Path, tiny_kb: Path, tmp_path: Path,
-                                                    monkeypatch: pytest.MonkeyPatch, tiny_linker: Linker) -> None:
+@pytest.mark.parametrize(("amx", "precision"), [(False, "onnxruntime int8"), (True, "bfloat16")])
+def test_the_cpu_linker_runs_int8_or_on_amx_bf16_unless_told_not_to(
+        amx: bool, precision: str, tiny_checkpoint: Path, tiny_kb: Path, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch, tiny_linker: Linker) -> None:
     monkeypatch.setenv("ENTQA_CACHE", str(tmp_path))  # its own index, not tiny_linker's fp32 one
+    monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: amx)
+    assert cpu_precision("auto") == ("bf16" if amx else "int8")
     linker = Linker.from_pretrained(tiny_checkpoint, kb_path=tiny_kb, device="cpu")
-    assert linker.describe()["device"] == "cpu onnxruntime int8"
+    assert linker.describe()["device"] == f"cpu {precision}"
     manifest = json.loads((linker.index.directory / "manifest.json").read_text())
-    assert manifest["encoded_with"] == "onnxruntime int8"
-    assert tiny_linker.describe()["device"] == "cpu float32"  # built with cpu_int8=False
+    assert manifest["encoded_with"] == precision
+    assert tiny_linker.describe()["device"] == "cpu float32"  # built with cpu_precision="fp32"
     text = "Lyon beat Paris in Zürich."
     for mention in linker.link(text):
         assert text[mention.start:mention.end] == mention.surface
 
 
-def test_cpu_int8_is_int8_on_the_cpu_only_when_configured(tiny_linker: Linker) -> None:
+def test_cpu_precision_applies_on_the_cpu_to_copies(tiny_linker: Linker) -> None:
     retriever, builder, config = tiny_linker.retriever, tiny_linker.builder, tiny_linker.config
     reader = tiny_linker.reader
     assert cpu_reader(reader, builder, config) is reader and kb_encoder(retriever, builder, config) is retriever
-    assert isinstance(cpu_reader(reader, builder, config.replace(cpu_int8=True)), OnnxInt8Reader)
-    assert isinstance(kb_encoder(retriever, builder, config.replace(cpu_int8=True)), OnnxInt8EntityEncoder)
+    assert isinstance(cpu_reader(reader, builder, config.replace(cpu_precision="int8")), OnnxInt8Reader)
+    assert isinstance(kb_encoder(retriever, builder, config.replace(cpu_precision="int8")), OnnxInt8EntityEncoder)
+    bf16 = config.replace(cpu_precision="bf16")
+    assert cpu_reader(reader, builder, bf16).precision == kb_encoder(retriever, builder, bf16).precision == "bfloat16"
+    assert reader.precision == retriever.precision == "float32", "the linker's passage tower stays fp32"
+
+
+def test_configs_saved_with_cpu_int8_still_load() -> None:
+    assert LinkerConfig.from_dict({"cpu_int8": True}).cpu_precision == "auto"
+    assert LinkerConfig.from_dict({"cpu_int8": False}).cpu_precision == "fp32"
+    with pytest.raises(ConfigError, match="cpu_precision must be one of"):
+        LinkerConfig(cpu_precision="fp16")
 
 
 def test_the_index_manifest_names_the_encoding_precision(tiny_linker: Linker) -> None:

@@ -50,7 +50,7 @@ def test_reachability_follows_the_recorded_candidates(tiny_checkpoint: Path, tin
                                                       entqa_cache: Path) -> None:
     kb = load_kb(tiny_kb)
     linker = CandidateRecordingLinker.from_pretrained(tiny_checkpoint, kb_path=tiny_kb, device="cpu",
-                                                      config_overrides={"top_k": len(kb), "cpu_int8": False})
+                                                      config_overrides={"top_k": len(kb), "cpu_precision": "fp32"})
     assert isinstance(linker, Linker)
     titles = ["France", "Paris Hilton", "Berlin", "Paris Saint-Germain"]  # the last is not in the tiny KB
     nif = NifDocument("http://example.org/doc#char=0,", TEXT,
