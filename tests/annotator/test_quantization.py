@@ -86,17 +86,17 @@ def test_onnx_int8_entity_vectors_stay_close_to_fp32_whatever_the_padding() -> N
         assert torch.nn.functional.cosine_similarity(full, vectors).min() > 0.98
 
 
-@pytest.mark.parametrize(("amx", "precision"), [(False, "onnxruntime int8"), (True, "bfloat16")])
+@pytest.mark.parametrize(("amx", "expected"), [(False, "onnxruntime int8"), (True, "bfloat16")])
 def test_the_cpu_linker_runs_int8_or_on_amx_bf16_unless_told_not_to(
-        amx: bool, precision: str, tiny_checkpoint: Path, tiny_kb: Path, tmp_path: Path,
+        amx: bool, expected: str, tiny_checkpoint: Path, tiny_kb: Path, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch, tiny_linker: Linker) -> None:
     monkeypatch.setenv("ENTQA_CACHE", str(tmp_path))  # its own index, not tiny_linker's fp32 one
     monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: amx)
     assert cpu_precision("auto") == ("bf16" if amx else "int8")
     linker = Linker.from_pretrained(tiny_checkpoint, kb_path=tiny_kb, device="cpu")
-    assert linker.describe()["device"] == f"cpu {precision}"
+    assert linker.describe()["device"] == f"cpu {expected}"
     manifest = json.loads((linker.index.directory / "manifest.json").read_text())
-    assert manifest["encoded_with"] == precision
+    assert manifest["encoded_with"] == expected
     assert tiny_linker.describe()["device"] == "cpu float32"  # built with cpu_precision="fp32"
     text = "Lyon beat Paris in Zürich."
     for mention in linker.link(text):
