@@ -17,8 +17,9 @@ bind = os.environ.get("ENTQA_BIND", "127.0.0.1:8080")
 workers = int(os.environ.get("ENTQA_WORKERS", "1"))
 
 # gthread: the worker's main loop keeps heartbeating while a long document is being linked, and a
-# second thread still answers /health meanwhile. torch and faiss release the GIL while computing.
-# GERBIL sends one document at a time, so two threads are enough.
+# second thread still answers /health meanwhile. The request threads hand documents to the one thread
+# that holds the model (annotator.linker_thread), so they queue there. GERBIL sends one document at a
+# time, so two threads are enough.
 worker_class = "gthread"
 threads = int(os.environ.get("ENTQA_THREADS", "2"))
 

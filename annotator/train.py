@@ -41,8 +41,9 @@ _OVERRIDES = {"epochs": "epochs", "batch_size": "batch_size", "grad_accumulation
               "max_entity_len": "max_entity_len", "negatives": "negatives", "hard_kb_size": "hard_kb_size",
               "candidates": "candidates", "candidate_kb_size": "candidate_kb_size", "max_passages": "max_passages",
               "max_steps": "max_steps", "dev_docs": "dev_docs", "eval_kb_size": "eval_kb_size",
-              "threads": "threads", "seed": "seed", "save_steps": "save_steps", "description_dropout": "description_dropout",
-              "eval_top_k": "eval_top_k", "hard_share": "hard_share", "eval_competitors": "eval_competitors"}
+              "threads": "threads", "seed": "seed", "save_steps": "save_steps",
+              "description_dropout": "description_dropout", "eval_top_k": "eval_top_k", "hard_share": "hard_share",
+              "eval_competitors": "eval_competitors", "cpu_precision": "cpu_precision"}
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -86,6 +87,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--description-dropout", type=float, help="override the computed gold dropout")
     parser.add_argument("--save-steps", type=int, help="also save OUT/last every N optimiser steps")
     parser.add_argument("--threads", type=int)
+    parser.add_argument("--cpu-precision", choices=("auto", "bf16", "fp32"),
+                        help="CPU forward passes: bf16 autocast, fp32, or auto = bf16 where the CPU has AMX")
     parser.add_argument("--seed", type=int)
     args = parser.parse_args(argv)
     if args.module != "retriever" and args.retriever is None:

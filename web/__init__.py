@@ -58,9 +58,10 @@ def create_app(config: Mapping[str, Any] | None = None, *, linker: EntityLinker 
 
 def _load_linker(app: Flask) -> EntityLinker:
     # Imported here so that the web layer and its tests run without torch when a linker is injected.
+    from annotator.linker_thread import ThreadBoundLinker
     from annotator.pipeline import Linker
 
     logger.info("loading the linker from %s (KB: %s)", app.config["MODEL_DIR"], app.config["KB_PATH"] or "its own")
-    linker: EntityLinker = Linker.from_pretrained(app.config["MODEL_DIR"], kb_path=app.config["KB_PATH"],
-                                                  index_dir=app.config["INDEX_DIR"])
-    return linker
+    # Request threads hand their documents to the one thread that holds the model (see ThreadBoundLinker).
+    return ThreadBoundLinker(lambda: Linker.from_pretrained(app.config["MODEL_DIR"], kb_path=app.config["KB_PATH"],
+                                                            index_dir=app.config["INDEX_DIR"]))

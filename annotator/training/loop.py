@@ -18,6 +18,7 @@ from torch import nn
 from tqdm.auto import tqdm
 from transformers import get_linear_schedule_with_warmup
 
+from annotator.quantization import cpu_precision
 from annotator.tokenization import Batch, InputBuilder
 
 logger = logging.getLogger(__name__)
@@ -50,6 +51,8 @@ class TrainingConfig:
         seed: seeds Python, numpy and torch; also picks the subsets.
         save_steps: also save the resumable state every this many optimiser steps.
         encode_batch_size: texts per forward pass when encoding without gradients.
+        cpu_precision: how the CPU computes forward passes: "bf16" (autocast; the weights and the optimiser
+            stay fp32), "fp32", or "auto" = bf16 where the CPU has AMX tiles, else fp32. A GPU always uses bf16.
     """
 
     epochs: int = 1
@@ -68,6 +71,16 @@ class TrainingConfig:
     seed: int = 13
     save_steps: int = 200
     encode_batch_size: int = 128
+    cpu_precision: str = "auto"
+
+    def __post_init__(self) -> None:
+        if self.cpu_precision not in ("auto", "bf16", "fp32"):
+            raise ValueError(f"cpu_precision must be auto, bf16 or fp32 for training, not {self.cpu_precision!r}")
+
+    @property
+    def cpu_bf16(self) -> bool:
+        """Whether forward passes on the CPU run under bf16 autocast."""
+        return cpu_precision(self.cpu_precision) == "bf16"
 
     def to_file(self, path: str | Path, **extra: Any) -> None:
         """Writes the settings (and `extra` keys, e.g. the command line) as JSON."""
@@ -80,10 +93,10 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def autocast(device: torch.device) -> contextlib.AbstractContextManager:
-    """bf16 autocast on CUDA; on the CPU full precision (bf16 matmuls are slower than fp32 on most CPUs)."""
-    if device.type == "cuda":
-        return torch.autocast("cuda", dtype=torch.bfloat16)
+def autocast(device: torch.device, *, cpu_bf16: bool = False) -> contextlib.AbstractContextManager:
+    """bf16 autocast on CUDA; on the CPU only when asked (bf16 matmuls are slower than fp32 on CPUs without AMX)."""
+    if device.type == "cuda" or cpu_bf16:
+        return torch.autocast(device.type, dtype=torch.bfloat16)
     return contextlib.nullcontext()
 
 
@@ -199,7 +212,7 @@ def run_training(model: nn.Module, hooks: LoopHooks, config: TrainingConfig, *, 
         progress = tqdm(range(skip, len(batches)), desc=f"epoch {epoch + 1}/{config.epochs}", mininterval=10)
         running = 0.0
         for i in progress:
-            with autocast(device):
+            with autocast(device, cpu_bf16=config.cpu_bf16):
                 loss = hooks.loss(batches[i])
             (loss / config.grad_accumulation).backward()
             running = 0.9 * running + 0.1 * loss.item() if i > skip else loss.item()

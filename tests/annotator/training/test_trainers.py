@@ -14,8 +14,7 @@ from annotator.retrieval import weights_identity
 from annotator.train import main
 from annotator.training.data import TitleLookup, build_documents, load_kb, read_nif_corpus
 from annotator.training.entity_tower_trainer import EntityTowerTrainer, EntityTowerTrainingConfig
-from annotator.training.loop import make_optimizer
-from annotator.training.loop import encode
+from annotator.training.loop import TrainingConfig, autocast, encode, make_optimizer
 from annotator.training.passage_tower_trainer import PassageTowerTrainer, PassageTowerTrainingConfig, split_towers
 from annotator.training.reader_trainer import ReaderTrainer, ReaderTrainingConfig
 from annotator.training.retriever_trainer import RetrieverTrainer, RetrieverTrainingConfig
@@ -28,14 +27,16 @@ def corpus(corpus_path, kb_path, builder):
 
 
 def loss_before_and_after_one_step(trainer, model, batch, config) -> tuple[float, float]:
+    """The loss of `batch`, then again after one optimiser step, both computed as `run_training` does."""
     optimizer, _ = make_optimizer(model, config, total_steps=1)
     model.train()
     trainer.rng = random.Random(0)  # the same negatives and dropout in both evaluations
-    loss = trainer.loss(batch)
+    with autocast(torch.device("cpu"), cpu_bf16=config.cpu_bf16):
+        loss = trainer.loss(batch)
     loss.backward()
     optimizer.step()
     trainer.rng = random.Random(0)
-    with torch.no_grad():
+    with torch.no_grad(), autocast(torch.device("cpu"), cpu_bf16=config.cpu_bf16):
         after = trainer.loss(batch)
     return loss.item(), after.item()
 
@@ -51,15 +52,31 @@ def test_one_retriever_step_lowers_the_loss(corpus, retriever, builder, linker_c
     assert after < before
 
 
-def test_one_reader_step_lowers_the_loss(corpus, retriever, reader, builder, linker_config, tmp_path):
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_one_reader_step_lowers_the_loss(precision, corpus, retriever, reader, builder, linker_config, tmp_path):
     kb, docs = corpus
-    config = ReaderTrainingConfig(lr=1e-3, warmup=0.0, candidates=3, candidate_kb_size=5, eval_kb_size=5)
+    config = ReaderTrainingConfig(lr=1e-3, warmup=0.0, candidates=3, candidate_kb_size=5, eval_kb_size=5,
+                                  cpu_precision=precision)
     trainer = ReaderTrainer(reader, retriever, builder, kb, docs, docs, config=config, linker_config=linker_config,
                             device=torch.device("cpu"), out=tmp_path)
     for example in trainer.examples:
         assert example.passage.gold_rows <= set(example.candidates)  # all golds are candidates in training
     before, after = loss_before_and_after_one_step(trainer, reader, trainer.batches(0)[0], config)
     assert after < before
+    # bf16 autocast computes the forward pass in bf16; the weights the optimiser updates stay fp32.
+    assert {p.dtype for p in reader.parameters()} == {torch.float32}
+
+
+@pytest.mark.parametrize(("amx", "bf16"), [(False, False), (True, True)])
+def test_cpu_training_autocasts_to_bf16_where_the_cpu_has_amx_unless_told(amx, bf16, monkeypatch):
+    monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: amx)
+    assert TrainingConfig().cpu_bf16 is bf16
+    assert not TrainingConfig(cpu_precision="fp32").cpu_bf16 and TrainingConfig(cpu_precision="bf16").cpu_bf16
+    with autocast(torch.device("cpu"), cpu_bf16=TrainingConfig().cpu_bf16):
+        product = torch.ones(2, 2) @ torch.ones(2, 2)
+    assert product.dtype == (torch.bfloat16 if bf16 else torch.float32)
+    with pytest.raises(ValueError, match="int8"):
+        TrainingConfig(cpu_precision="int8")  # int8 is an inference precision
 
 
 @pytest.fixture
