@@ -4,10 +4,10 @@ from __future__ import annotations
 import copy
 import logging
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import torch
@@ -30,6 +30,9 @@ from annotator.tokenization import DocumentTokens, InputBuilder, Passage
 from annotator.uris import NIL_NAMESPACE, dbpedia_uri, not_in_wiki_uri
 
 logger = logging.getLogger(__name__)
+
+ModelT = TypeVar("ModelT", bound=torch.nn.Module)
+Int8T = TypeVar("Int8T")
 
 KB_PATH_ENV = "ENTQA_KB_PATH"
 EMBEDDED_KB = Path("kb") / "entities.jsonl.gz"
@@ -76,25 +79,27 @@ def _cache_folder(identity: Mapping[str, Any]) -> Path:
 
 
 def cpu_reader(reader: Reader, builder: InputBuilder, config: LinkerConfig) -> Reader | OnnxInt8Reader:
-    """The reader the linker runs: on the CPU, in `config.cpu_precision` (int8: its ONNX Runtime export; bf16: a
-    copy, like the int8 one, so that `reader` stays as it is)."""
-    if next(reader.parameters()).device.type != "cpu":
-        return reader
-    precision = cpu_precision(config.cpu_precision)
-    if precision == "int8":
-        return OnnxInt8Reader(reader, builder)
-    return copy.deepcopy(reader).to(torch.bfloat16) if precision == "bf16" else reader
+    """The reader the linker runs: on the CPU, in `config.cpu_precision` (int8: its ONNX Runtime export)."""
+    return _in_cpu_precision(reader, next(reader.parameters()).device, config, lambda: OnnxInt8Reader(reader, builder))
 
 
 def kb_encoder(retriever: DualEncoder, builder: InputBuilder, config: LinkerConfig) -> EntityEncoder:
     """What encodes a KB: on the CPU, the entity tower in `config.cpu_precision` (int8: under ONNX Runtime)."""
-    if retriever.device.type != "cpu":
-        return retriever
+    return _in_cpu_precision(retriever, retriever.device, config, lambda: OnnxInt8EntityEncoder(retriever, builder))
+
+
+def _in_cpu_precision(model: ModelT, device: torch.device, config: LinkerConfig,
+                      int8: Callable[[], Int8T]) -> ModelT | Int8T:
+    """`model` off the CPU; on it, `int8()` or a bf16 copy as `config.cpu_precision` resolves, else `model`.
+
+    bf16 is a copy, like the int8 export, so that the model stays as it is (the linker's passage tower, which may
+    share the word embeddings with the entity tower, stays fp32)."""
+    if device.type != "cpu":
+        return model
     precision = cpu_precision(config.cpu_precision)
     if precision == "int8":
-        return OnnxInt8EntityEncoder(retriever, builder)
-    # A bf16 copy: the linker's passage tower, which may share the word embeddings, stays fp32.
-    return copy.deepcopy(retriever).to(torch.bfloat16) if precision == "bf16" else retriever
+        return int8()
+    return copy.deepcopy(model).to(torch.bfloat16) if precision == "bf16" else model
 
 
 class Linker:
