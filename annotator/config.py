@@ -51,9 +51,11 @@ class LinkerConfig:
             ONNX Runtime (docs/RESULTS.md §6), "bf16" in torch (fast only where the CPU multiplies bf16
             matrices in hardware: AMX, §22), "fp32", or "auto": bf16 where the CPU has AMX, else int8.
             Passages stay fp32.
-        reader_batch_size: (passage, candidate) pairs per reader forward pass (small batches stay in the
+        reader_batch_size: (passage, candidate) pairs per reader forward pass on the CPU (small batches stay in the
             CPU caches: under ONNX Runtime int8, 32 measured faster than 16, 64 and 128; docs/RESULTS.md §7).
-        retriever_batch_size: texts per retriever forward pass.
+        retriever_batch_size: texts per retriever forward pass (on the CPU).
+        gpu_batch_size: pairs or texts per forward pass on a GPU, for both modules and the KB encoding: CPU-sized
+            batches leave it idle between launches (a document at K=100 is ~2,000 pairs: one pass).
     """
 
     encoder: str = "all-MiniLM-L6-v2"
@@ -77,6 +79,7 @@ class LinkerConfig:
     cpu_precision: str = "auto"
     reader_batch_size: int = 32
     retriever_batch_size: int = 128
+    gpu_batch_size: int = 4096
 
     def __post_init__(self) -> None:
         if self.merge not in MERGE_MODES:
@@ -94,6 +97,12 @@ class LinkerConfig:
     def replace(self, **changes: Any) -> LinkerConfig:
         """A copy with some fields changed (unknown names rejected)."""
         return dataclasses.replace(self, **_checked(changes))
+
+    def batch_sizes(self, device_type: str) -> tuple[int, int]:
+        """(reader pairs, retriever texts) per forward pass on a device of this type ("cpu", "cuda", ...)."""
+        if device_type == "cpu":
+            return self.reader_batch_size, self.retriever_batch_size
+        return self.gpu_batch_size, self.gpu_batch_size
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -18,21 +18,23 @@ def build_index(model_dir: str | Path, kb_path: str | Path, out: str | Path | No
     """Build (or resume building) the entity index of `kb_path` for the checkpoint in `model_dir`.
 
     `out` defaults to the cache folder where `Linker.from_pretrained` looks for this KB's index;
-    `index_type` and `batch_size` default to the checkpoint's config (after ENTQA_* overrides).
+    `index_type` and `batch_size` default to the checkpoint's config (after ENTQA_* overrides; the batch is
+    `gpu_batch_size` on a GPU).
     """
     config = load_config(model_dir).with_env()
-    config = config.replace(index_type=index_type or config.index_type,
-                            retriever_batch_size=batch_size or config.retriever_batch_size)
+    config = config.replace(index_type=index_type or config.index_type)
     torch_device, dtype = inference_device(device)
-    retriever = load_retriever(model_dir, config).to(torch_device, dtype)
-    builder = InputBuilder(load_checkpoint_tokenizer(model_dir), config)
-    if out is None and limit is None:
-        out = cached_index_dir(retriever, kb_path, config)
-    elif out is None:
+    if out is None and limit is not None:
         raise ValueError("a partial index (limit) needs an explicit output folder")
+    retriever = load_retriever(model_dir, config)
+    # Identity and cache folder come from the stored weights, before the GPU's bf16 cast changes them.
+    checkpoint_id = retriever_identity(retriever)
+    out = out if out is not None else cached_index_dir(retriever, kb_path, config)
+    retriever = retriever.to(torch_device, dtype)
+    builder = InputBuilder(load_checkpoint_tokenizer(model_dir), config)
     return EntityIndex.build(out, kb_path=kb_path, encoder=kb_encoder(retriever, builder, config), builder=builder,
-                             checkpoint_id=retriever_identity(retriever), index_type=config.index_type,
-                             batch_size=config.retriever_batch_size, limit=limit)
+                             checkpoint_id=checkpoint_id, index_type=config.index_type,
+                             batch_size=batch_size or config.batch_sizes(torch_device.type)[1], limit=limit)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -136,9 +136,10 @@ class Linker:
         config = load_config(model_dir).with_env().replace(**dict(config_overrides or {}))
         device, dtype = inference_device(device)
         builder = InputBuilder(load_checkpoint_tokenizer(model_dir), config)
-        retriever = load_retriever(model_dir, config).to(device, dtype)
+        retriever = load_retriever(model_dir, config)
+        checkpoint_id = retriever_identity(retriever)  # of the stored weights: the GPU's bf16 copy hashes otherwise
+        retriever = retriever.to(device, dtype)
         reader = cpu_reader(load_reader(model_dir).to(device, dtype), builder, config)
-        checkpoint_id = retriever_identity(retriever)
         kb = _resolve_kb(model_dir, kb_path, required=index_dir is None)
         identity = index_identity(kb_path=kb, checkpoint_id=checkpoint_id, config=config.to_dict())
         if index_dir is not None:
@@ -150,7 +151,7 @@ class Linker:
             logger.info("entity index for %s: %s (built once, then reused)", kb, directory)
             index = EntityIndex.build(directory, kb_path=kb, encoder=kb_encoder(retriever, builder, config),
                                       builder=builder, checkpoint_id=checkpoint_id, index_type=config.index_type,
-                                      batch_size=config.retriever_batch_size)
+                                      batch_size=config.batch_sizes(device.type)[1])
         return cls(config=config, builder=builder, retriever=retriever, reader=reader, index=index,
                    device=device, model_dir=model_dir, kb_path=kb)
 
@@ -233,7 +234,7 @@ class Linker:
 
     def _retrieve(self, inputs: Sequence[Sequence[int]]) -> list[np.ndarray]:
         """KB rows of the top-K candidates of every passage (one faiss call for all of them)."""
-        size = self.config.retriever_batch_size
+        size = self.config.batch_sizes(self.device.type)[1]
         with torch.inference_mode():
             vectors = [self.retriever.embed_passages(self.builder.pad(inputs[i:i + size]).to(self.device)).float()
                        for i in range(0, len(inputs), size)]
@@ -276,7 +277,7 @@ class Linker:
         rerank = np.empty(len(sequences))
         # Similar lengths share a batch, so that little compute goes to padding.
         order = sorted(range(len(sequences)), key=lambda i: len(sequences[i][0]))
-        size = self.config.reader_batch_size
+        size = self.config.batch_sizes(self.device.type)[0]
         for first in range(0, len(order), size):
             chosen = order[first:first + size]
             batch_start, batch_end, batch_rerank = self._forward([sequences[i] for i in chosen], width)

@@ -14,12 +14,16 @@ Layout of an index folder::
 """
 from __future__ import annotations
 
+import collections
 import hashlib
 import itertools
 import json
 import logging
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import multiprocessing
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -37,6 +41,7 @@ logger = logging.getLogger(__name__)
 
 MANIFEST = "manifest.json"
 _TOKENIZE_CHUNK = 10_000
+_TOKENIZE_WORKERS = 16
 _SAVE_EVERY_BATCHES = 20  # encoded batches between progress checkpoints
 _FORMAT_VERSION = 1
 # Below this many queries faiss scans every vector once per query; a document's ~20 passages search 1M
@@ -137,8 +142,8 @@ class EntityIndex:
     """Entity metadata, token ids, vectors and a faiss index over them; rows are KB line positions."""
 
     def __init__(self, directory: Path, manifest: Mapping[str, Any], titles: list[str], qids: list[str | None],
-                 entity_ids: np.ndarray, lengths: np.ndarray, embeddings: np.ndarray, index: faiss.Index,
-                 index_type: str) -> None:
+                 entity_ids: np.ndarray, lengths: np.ndarray, embeddings: np.ndarray,
+                 index: faiss.Index | TorchExactIndex, index_type: str) -> None:
         self.directory = directory
         self.manifest = dict(manifest)
         self.index_type = index_type
@@ -173,7 +178,7 @@ class EntityIndex:
             index_type: a key of `INDEX_FACTORIES`.
             batch_size: entities per forward pass (batches hold entities of similar length).
             limit: index only the first `limit` entities (benchmarks, samples).
-            use_gpu: search on the GPU; None: when faiss and torch see one.
+            use_gpu: search on the GPU; None: when torch sees one (see `load`).
         """
         directory = Path(directory)
         check_index_type(index_type)  # before any work
@@ -205,7 +210,8 @@ class EntityIndex:
             directory: a folder written by `build`.
             identity: when given, each of its keys must match the manifest's (see `index_identity`).
             index_type: the search index to open: "flat" (exact, made from the vectors) or one built there.
-            use_gpu: move the faiss index to the GPU(s); None: when faiss and torch see one.
+            use_gpu: search on the GPU (faiss's GPU index; without a faiss GPU build, the exact index only,
+                through torch); None: when torch sees one.
 
         Raises:
             ModelLoadError: the folder is missing, unfinished, built from another KB/checkpoint/config, or
@@ -226,7 +232,13 @@ class EntityIndex:
         lengths = np.load(directory / "entity_lengths.npy", mmap_mode="r")
         embeddings = np.load(directory / "embeddings.npy", mmap_mode="r")
         check_index_type(index_type)  # an unknown name is a ConfigError, not a missing file
-        if index_type == "flat":
+        if use_gpu is None:
+            use_gpu = torch.cuda.is_available()
+        faiss_gpu = use_gpu and hasattr(faiss, "StandardGpuResources")
+        index: faiss.Index | TorchExactIndex
+        if index_type == "flat" and use_gpu and not faiss_gpu:
+            index = TorchExactIndex(embeddings, torch.device("cuda"))
+        elif index_type == "flat":
             index = _exact_index(embeddings)
         elif _faiss_path(directory, index_type).is_file():
             index = faiss.read_index(str(_faiss_path(directory, index_type)))
@@ -238,9 +250,7 @@ class EntityIndex:
         if not len(titles) == len(entity_ids) == len(embeddings) == index.ntotal:
             raise ModelLoadError(f"{directory} is inconsistent: {len(titles)} titles, {len(entity_ids)} id rows, "
                                  f"{len(embeddings)} vectors, {index.ntotal} indexed")
-        if use_gpu is None:
-            use_gpu = torch.cuda.is_available() and hasattr(faiss, "StandardGpuResources")
-        if use_gpu:
+        if faiss_gpu:
             index = _to_gpu(index)
         logger.info("loaded entity index %s: %d entities, %s", directory, index.ntotal, index_type)
         return cls(directory, manifest, titles, qids, entity_ids, lengths, embeddings, index, index_type)
@@ -265,6 +275,39 @@ class EntityIndex:
     def entity_token_ids(self, rows: Iterable[int]) -> list[list[int]]:
         """The stored entity input ids of the given rows (nothing is tokenized)."""
         return [self.entity_ids[row, : self.lengths[row]].tolist() for row in rows]
+
+
+class TorchExactIndex:
+    """Exact inner-product search as one fp16 matrix product on a torch device.
+
+    The GPU's flat index where faiss has no GPU build (faiss-cpu beside a CUDA torch; faiss-gpu is a
+    135 MB wheel tied to CUDA 12 runtime wheels). Scores keep fp16's ~3 significant digits, as faiss's own
+    GPU index with `useFloat16`.
+    """
+
+    def __init__(self, embeddings: np.ndarray, device: torch.device, *, query_chunk: int = 256) -> None:
+        self.vectors = torch.empty(embeddings.shape, dtype=torch.float16, device=device)
+        for start in range(0, len(embeddings), 100_000):  # a memmap is copied a slice at a time
+            chunk = np.array(embeddings[start:start + 100_000], dtype=np.float16)  # a writable copy for torch
+            self.vectors[start:start + len(chunk)] = torch.from_numpy(chunk)
+        self.query_chunk = query_chunk  # bounds the (queries, rows) score matrix
+
+    @property
+    def ntotal(self) -> int:
+        return int(self.vectors.shape[0])
+
+    @torch.inference_mode()
+    def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """faiss's `search`: (n, k) float32 scores and int64 rows, best first."""
+        scores, rows = [], []
+        for start in range(0, len(queries), self.query_chunk):
+            chunk = torch.from_numpy(queries[start:start + self.query_chunk]).to(self.vectors)
+            top = (chunk @ self.vectors.T).float().topk(k, dim=1)
+            scores.append(top.values.cpu())
+            rows.append(top.indices.cpu())
+        empty = torch.empty(0, k)
+        return (torch.cat(scores or [empty]).numpy(),
+                torch.cat(rows or [empty.long()]).numpy())
 
 
 def weights_identity(module: torch.nn.Module) -> str:
@@ -296,21 +339,17 @@ def _batched(items: Iterable[Entity], size: int) -> Iterable[list[Entity]]:
 
 
 def _tokenize_kb(directory: Path, *, kb_path: str | Path, builder: InputBuilder, limit: int | None) -> None:
-    """Write titles, qids, entity ids and lengths (streamed in chunks; RAM holds one chunk of texts)."""
+    """Write titles, qids, entity ids and lengths (streamed in chunks; RAM holds a few chunks of texts)."""
     directory.mkdir(parents=True, exist_ok=True)
     width = builder.config.max_entity_len
-    entities = itertools.islice(read_kb(kb_path), limit)
+    chunks = _batched(itertools.islice(read_kb(kb_path), limit), _TOKENIZE_CHUNK)
     ids_path, lengths_path = directory / "entity_ids.raw", directory / "entity_lengths.raw"
     with (open(directory / "titles.txt", "w", encoding="utf-8") as titles,
           open(directory / "qids.txt", "w", encoding="utf-8") as qids,
           open(ids_path, "wb") as ids_file, open(lengths_path, "wb") as lengths_file):
-        for chunk in tqdm(_batched(entities, _TOKENIZE_CHUNK), desc="tokenizing KB", unit="chunk"):
-            sequences = builder.entity_inputs([e.title for e in chunk], [e.text for e in chunk])
-            padded = np.zeros((len(chunk), width), dtype=np.int32)
-            for row, sequence in enumerate(sequences):
-                padded[row, : len(sequence)] = sequence
+        for chunk, (padded, lengths) in tqdm(_tokenized(chunks, builder), desc="tokenizing KB", unit="chunk"):
             ids_file.write(padded.tobytes())
-            lengths_file.write(np.array([len(s) for s in sequences], dtype=np.int32).tobytes())
+            lengths_file.write(lengths.tobytes())
             titles.writelines(e.title.replace("\n", " ") + "\n" for e in chunk)
             qids.writelines((e.qid or "") + "\n" for e in chunk)
     lengths = np.fromfile(lengths_path, dtype=np.int32)
@@ -319,6 +358,55 @@ def _tokenize_kb(directory: Path, *, kb_path: str | Path, builder: InputBuilder,
     ids_path.unlink()
     lengths_path.unlink()
     logger.info("tokenized %d entities from %s", len(lengths), kb_path)
+
+
+def _tokenized(chunks: Iterator[list[Entity]], builder: InputBuilder
+               ) -> Iterator[tuple[list[Entity], tuple[np.ndarray, np.ndarray]]]:
+    """Each chunk with its padded id rows and lengths, in order; tokenized by a pool of processes when
+    there is more than one chunk: the tokenizer's Python side, serial, is most of the time (docs/RESULTS.md §25)."""
+    first, second = next(chunks, None), next(chunks, None)
+    if second is None:
+        yield from ((chunk, _entity_rows(builder, *_texts(chunk))) for chunk in filter(None, [first]))
+        return
+    workers = min(os.cpu_count() or 1, _TOKENIZE_WORKERS)
+    # fork: workers inherit the builder instead of re-importing torch; they never touch a GPU.
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
+                             initializer=_set_worker_builder, initargs=(builder,)) as pool:
+        pending: collections.deque = collections.deque()
+        for chunk in itertools.chain([first, second], chunks):
+            pending.append((chunk, pool.submit(_worker_entity_rows, *_texts(chunk))))
+            if len(pending) > 2 * workers:  # bounded read-ahead
+                done, future = pending.popleft()
+                yield done, future.result()
+        while pending:
+            done, future = pending.popleft()
+            yield done, future.result()
+
+
+def _texts(chunk: Sequence[Entity]) -> tuple[list[str], list[str]]:
+    return [e.title for e in chunk], [e.text for e in chunk]
+
+
+def _entity_rows(builder: InputBuilder, titles: list[str], texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """(len, max_entity_len) int32 0-padded entity ids and their (len,) int32 lengths."""
+    sequences = builder.entity_inputs(titles, texts)
+    padded = np.zeros((len(sequences), builder.config.max_entity_len), dtype=np.int32)
+    for row, sequence in enumerate(sequences):
+        padded[row, : len(sequence)] = sequence
+    return padded, np.array([len(s) for s in sequences], dtype=np.int32)
+
+
+_worker_builder: InputBuilder | None = None
+
+
+def _set_worker_builder(builder: InputBuilder) -> None:
+    global _worker_builder
+    _worker_builder = builder
+
+
+def _worker_entity_rows(titles: list[str], texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    assert _worker_builder is not None
+    return _entity_rows(_worker_builder, titles, texts)
 
 
 def _save_npy(path: Path, array: np.ndarray) -> None:
@@ -344,8 +432,8 @@ def _encode(directory: Path, *, encoder: EntityEncoder, builder: InputBuilder, b
     with torch.inference_mode():
         for count, start in enumerate(tqdm(starts, desc="encoding entities", unit="batch"), start=1):
             rows = np.sort(order[start:start + batch_size])
-            sequences = [entity_ids[row, : lengths[row]].tolist() for row in rows]
-            vectors = encoder.embed_entities(builder.pad(sequences).to(encoder.device))  # (batch, dim)
+            batch = builder.padded_batch(entity_ids[rows], lengths[rows])
+            vectors = encoder.embed_entities(batch.to(encoder.device))  # (batch, dim)
             embeddings[rows] = vectors.float().cpu().numpy().astype(np.float16)
             if count % _SAVE_EVERY_BATCHES == 0 or start + batch_size >= len(order):
                 embeddings.flush()

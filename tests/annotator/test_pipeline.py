@@ -4,6 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import torch
 
 import annotator.retrieval
 from annotator.data_types import Mention
@@ -120,6 +121,24 @@ def test_explicit_index_dir_and_kb_from_environment(tiny_checkpoint: Path, tiny_
     assert linker.index.titles == tiny_linker.index.titles
     monkeypatch.setenv("ENTQA_KB_PATH", str(tiny_kb))
     assert Linker.from_pretrained(tiny_checkpoint, device="cpu").kb_path == tiny_kb
+
+
+def test_a_gpu_dtype_cast_keeps_the_index_identity_of_the_stored_weights(
+        tiny_checkpoint: Path, tiny_kb: Path, tiny_linker: Linker, monkeypatch: pytest.MonkeyPatch) -> None:
+    # On CUDA the towers run in bf16; the index (built on the CPU here, or shipped) must still be found.
+    from annotator.index import build_index
+    import annotator.index
+    import annotator.pipeline
+
+    bf16 = lambda device=None: (torch.device("cpu"), torch.bfloat16)  # noqa: E731 - what CUDA returns
+    monkeypatch.setattr(annotator.pipeline, "inference_device", bf16)
+    monkeypatch.setattr(annotator.index, "inference_device", bf16)
+    monkeypatch.setattr(annotator.pipeline, "cpu_reader", lambda reader, builder, config: reader)
+    monkeypatch.setattr(annotator.pipeline, "kb_encoder", lambda retriever, builder, config: retriever)
+    linker = Linker.from_pretrained(tiny_checkpoint, index_dir=tiny_linker.index.directory)
+    assert next(linker.retriever.parameters()).dtype == torch.bfloat16
+    assert linker.index.directory == tiny_linker.index.directory
+    assert build_index(tiny_checkpoint, tiny_kb).directory == tiny_linker.index.directory
 
 
 def test_the_index_command_builds_where_the_linker_looks(tiny_checkpoint: Path, tiny_kb: Path, entqa_cache: Path,

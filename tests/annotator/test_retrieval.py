@@ -13,7 +13,7 @@ import annotator.retrieval
 from annotator.checkpoint import load_config, load_retriever
 from annotator.errors import ConfigError, ModelLoadError
 from annotator.kb import read_kb
-from annotator.retrieval import EntityIndex, index_identity, new_faiss_index
+from annotator.retrieval import EntityIndex, TorchExactIndex, index_identity, new_faiss_index
 from annotator.retriever import DualEncoder
 from annotator.tokenization import InputBuilder
 
@@ -52,10 +52,13 @@ def test_saved_index_loads_and_matches_brute_force(tmp_path: Path, tiny_kb: Path
     np.testing.assert_allclose(scores, expected_scores, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("chunk", [10_000, 5], ids=["one chunk, in process", "3 chunks, process pool"])
 def test_vectors_and_ids_are_the_entity_tower_of_the_stored_inputs(tmp_path: Path, tiny_kb: Path,
-                                                                   retriever: DualEncoder,
-                                                                   builder: InputBuilder) -> None:
+                                                                   retriever: DualEncoder, builder: InputBuilder,
+                                                                   chunk: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(annotator.retrieval, "_TOKENIZE_CHUNK", chunk)
     index = build(tmp_path, tiny_kb, retriever, builder, batch_size=4)
+    assert index.titles == [e.title for e in read_kb(tiny_kb)]
     entities = list(read_kb(tiny_kb))
     expected_ids = builder.entity_inputs([e.title for e in entities], [e.text for e in entities])
     assert index.entity_token_ids(range(len(entities))) == expected_ids
@@ -84,6 +87,20 @@ def test_approximate_indexes_build_and_search(tmp_path: Path, tiny_kb: Path, ret
     if index_type == "ivfpq":  # the search settings survive the file
         assert faiss.downcast_index(index.index).k_factor == 8
         assert faiss.extract_index_ivf(index.index).nprobe == faiss.extract_index_ivf(index.index).nlist
+
+
+def test_torch_exact_index_finds_the_brute_force_top_k_in_query_chunks() -> None:
+    # The GPU's flat index without a faiss GPU build; the same code runs on the CPU here.
+    generator = np.random.default_rng(0)
+    vectors = generator.standard_normal((3000, 32)).astype(np.float16)
+    queries = generator.standard_normal((7, 32)).astype(np.float32)
+    index = TorchExactIndex(vectors, torch.device("cpu"), query_chunk=3)
+    scores, rows = index.search(queries, 5)
+    expected_scores, expected_rows = brute_force(vectors, queries, 5)
+    assert index.ntotal == 3000 and rows.dtype == np.int64 and scores.shape == (7, 5)
+    np.testing.assert_array_equal(rows, expected_rows)
+    np.testing.assert_allclose(scores, expected_scores, rtol=1e-2, atol=2e-2)
+    assert index.search(queries[:0], 5)[1].shape == (0, 5)
 
 
 def test_ivfpq_for_millions_of_rows_assigns_lists_exactly_and_rescores_in_fp16() -> None:
