@@ -65,10 +65,14 @@ def decode_passage(start_logits: np.ndarray, end_logits: np.ndarray, rerank_logi
     """
     if not len(rerank_logits):
         return []
-    p_start = softmax(start_logits.astype(np.float64))  # (K, T)
-    p_end = softmax(end_logits.astype(np.float64))
-    positions = p_start.shape[1]
     p_rerank = softmax(rerank_logits.astype(np.float64))  # (K,)
+    # p_span ≤ 1, so a candidate with p_rerank ≤ γ keeps no span: at most 1/γ candidates are decoded.
+    kept = np.flatnonzero(p_rerank > threshold)
+    if not len(kept):
+        return []
+    p_start = softmax(start_logits[kept].astype(np.float64))  # (kept, T)
+    p_end = softmax(end_logits[kept].astype(np.float64))
+    positions = p_start.shape[1]
     # Only the allowed spans are scored and partially sorted: at K=100 a full sort of every (s, t) cell
     # was the largest CPU cost of a GPU request (docs/RESULTS.md §25).
     s, t = np.indices((positions, positions)).reshape(2, -1)
@@ -83,12 +87,12 @@ def decode_passage(start_logits: np.ndarray, end_logits: np.ndarray, rerank_logi
     best = np.take_along_axis(best, np.lexsort((best, -np.take_along_axis(scores, best, axis=1)), axis=1), axis=1)
     no_mention = p_start[:, 0] * p_end[:, 0]
     results = []
-    for k in range(len(scores)):
-        for cell in best[k]:
-            p_span = scores[k, cell]
-            if p_span <= no_mention[k] or p_rerank[k] * p_span <= threshold:
+    for i, k in enumerate(kept):
+        for cell in best[i]:
+            p_span = scores[i, cell]
+            if p_span <= no_mention[i] or p_rerank[k] * p_span <= threshold:
                 continue
-            results.append(LabelledSpan(passage, k, int(starts[cell]) - 1, int(ends[cell]) - 1,
+            results.append(LabelledSpan(passage, int(k), int(starts[cell]) - 1, int(ends[cell]) - 1,
                                         float(p_rerank[k]), float(p_span)))
     return results
 

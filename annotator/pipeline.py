@@ -26,7 +26,7 @@ from annotator.quantization import cpu_precision
 from annotator.reader import Reader
 from annotator.retrieval import EntityEncoder, EntityIndex, identity_key, index_identity, weights_identity
 from annotator.retriever import DualEncoder
-from annotator.tokenization import DocumentTokens, InputBuilder, Passage
+from annotator.tokenization import Batch, DocumentTokens, InputBuilder, Passage
 from annotator.uris import NIL_NAMESPACE, dbpedia_uri, not_in_wiki_uri
 
 logger = logging.getLogger(__name__)
@@ -247,48 +247,41 @@ class Linker:
 
         Only [CLS] and passage positions are kept: the topic is context, never a mention.
         """
-        entity_ids = self.index.entity_token_ids(np.concatenate(candidates))
-        pairs = [(p, k) for p, rows in enumerate(candidates) for k in range(len(rows))]
-        sequences = [self.builder.reader_input(inputs[p], ids) for (p, _), ids in zip(pairs, entity_ids)]
+        counts = [len(rows) for rows in candidates]
+        batch = self.builder.reader_batch(inputs, np.repeat(np.arange(len(candidates)), counts),
+                                          *self.index.entity_rows(np.concatenate(candidates)))
         widths = [1 + n for n in passage_lengths]  # [CLS] + passage wordpieces
-        start, end, rerank = self._score_pairs(sequences, max(widths))
-        scores = [PassageScores(rows, np.empty((len(rows), widths[p])), np.empty((len(rows), widths[p])),
-                                np.empty(len(rows))) for p, rows in enumerate(candidates)]
-        for i, (p, k) in enumerate(pairs):
-            target = scores[p]
-            target.start[k], target.end[k] = start[i, : widths[p]], end[i, : widths[p]]
-            target.rerank[k] = rerank[i]
-        return scores
+        start, end, rerank = self._score_pairs(batch, max(widths))
+        ends = np.cumsum(counts)  # each passage's pairs are consecutive
+        return [PassageScores(rows, start[e - n:e, :w], end[e - n:e, :w], rerank[e - n:e])
+                for rows, n, e, w in zip(candidates, counts, ends, widths)]
 
-    def _score_pairs(self, sequences: Sequence[tuple[list[int], list[int]]],
-                     width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _score_pairs(self, batch: Batch, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """One reader pass over all pairs, batched by similar length (the seam a naive reader overrides).
 
         Args:
-            sequences: (ids, segment ids) of each pair, as `InputBuilder.reader_input` makes them.
+            batch: every pair, as `InputBuilder.reader_batch` makes them.
             width: how many leading positions of start/end logits to return.
 
         Returns:
-            start (pairs, width), end (pairs, width) and rerank (pairs,) logits, in the order of
-            `sequences`; positions beyond a pair's own length are -inf.
+            start (pairs, width), end (pairs, width) and rerank (pairs,) logits, in the order of the
+            batch's rows; positions beyond a pair's own length are -inf.
         """
-        start = np.full((len(sequences), width), -np.inf)
-        end = np.full((len(sequences), width), -np.inf)
-        rerank = np.empty(len(sequences))
-        # Similar lengths share a batch, so that little compute goes to padding.
-        order = sorted(range(len(sequences)), key=lambda i: len(sequences[i][0]))
+        pairs = batch.input_ids.shape[0]
+        start, end = np.full((pairs, width), -np.inf), np.full((pairs, width), -np.inf)
+        rerank = np.empty(pairs)
+        # Similar lengths share a forward pass, so that little compute goes to padding.
+        order = np.argsort(batch.attention_mask.sum(1).numpy(), kind="stable")
         size = self.config.batch_sizes(self.device.type)[0]
-        for first in range(0, len(order), size):
+        for first in range(0, pairs, size):
             chosen = order[first:first + size]
-            batch_start, batch_end, batch_rerank = self._forward([sequences[i] for i in chosen], width)
-            columns = batch_start.shape[1]
-            start[chosen, :columns], end[chosen, :columns], rerank[chosen] = batch_start, batch_end, batch_rerank
+            part_start, part_end, part_rerank = self._forward(batch.rows(chosen), width)
+            columns = part_start.shape[1]
+            start[chosen, :columns], end[chosen, :columns], rerank[chosen] = part_start, part_end, part_rerank
         return start, end, rerank
 
-    def _forward(self, sequences: Sequence[tuple[list[int], list[int]]],
-                 width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """One reader forward pass over a padded batch: start/end logits of its first `width` positions, rerank."""
-        batch = self.builder.pad([ids for ids, _ in sequences], [segments for _, segments in sequences])
+    def _forward(self, batch: Batch, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """One reader forward pass: start/end logits of the first `width` positions, and rerank."""
         with torch.inference_mode():
             logits = self.reader(batch.to(self.device))
         start, end = (x[:, :width].float().cpu().numpy() for x in (logits.start, logits.end))

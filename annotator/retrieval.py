@@ -272,9 +272,17 @@ class EntityIndex:
         scores[rows < 0] = -np.inf
         return scores, rows
 
+    def entity_rows(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The stored entity input ids of the given rows, (rows, longest) right-padded, and their lengths
+        (nothing is tokenized; one gather from the memory map, not a slice per row)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        lengths = np.asarray(self.lengths[rows], dtype=np.int64)
+        return np.asarray(self.entity_ids[rows, : lengths.max(initial=0)]), lengths
+
     def entity_token_ids(self, rows: Iterable[int]) -> list[list[int]]:
-        """The stored entity input ids of the given rows (nothing is tokenized)."""
-        return [self.entity_ids[row, : self.lengths[row]].tolist() for row in rows]
+        """`entity_rows` as lists."""
+        ids, lengths = self.entity_rows(np.fromiter(rows, dtype=np.int64))
+        return [row[:n].tolist() for row, n in zip(ids, lengths)]
 
 
 class TorchExactIndex:

@@ -47,6 +47,14 @@ class Batch:
         return Batch(self.input_ids.to(device), self.attention_mask.to(device),
                      None if self.token_type_ids is None else self.token_type_ids.to(device))
 
+    def rows(self, index: np.ndarray) -> Batch:
+        """The given rows, cut to the longest of them (right padding)."""
+        index = torch.as_tensor(index)
+        mask = self.attention_mask[index]
+        width = int(mask.sum(1).max())
+        return Batch(self.input_ids[index, :width], mask[:, :width],
+                     None if self.token_type_ids is None else self.token_type_ids[index, :width])
+
     def as_kwargs(self) -> dict[str, torch.Tensor]:
         kwargs = {"input_ids": self.input_ids, "attention_mask": self.attention_mask}
         if self.token_type_ids is not None:
@@ -123,15 +131,31 @@ class InputBuilder:
         return sequences
 
     # -- reader --------------------------------------------------------------------------------
-    @staticmethod
-    def reader_input(passage_input: Sequence[int], entity_input: Sequence[int]) -> tuple[list[int], list[int]]:
-        """Ids and segment ids of `[CLS] passage ⊕ topic [SEP] title ⊕ description [SEP]`.
+    def reader_batch(self, passage_inputs: Sequence[Sequence[int]], pair_passages: np.ndarray,
+                     entity_ids: np.ndarray, entity_lengths: np.ndarray) -> Batch:
+        """`[CLS] passage ⊕ topic [SEP] title ⊕ description [SEP]` of every (passage, entity) pair, padded.
 
-        Passage wordpiece j sits at position j + 1 of the result; position 0 is [CLS].
+        Passage wordpiece j sits at position j + 1 of its row; position 0 is [CLS]. Built by array indexing,
+        not pair by pair: one request reads thousands of pairs.
+
+        Args:
+            passage_inputs: `passage_input` sequences.
+            pair_passages: (pairs,) the passage of each pair, an index into `passage_inputs`.
+            entity_ids: (pairs, width) entity inputs (`entity_inputs`, [CLS] first), right-padded with anything.
+            entity_lengths: (pairs,) their lengths.
         """
-        ids = [*passage_input, *entity_input[1:]]
-        segments = [0] * len(passage_input) + [1] * (len(entity_input) - 1)
-        return ids, segments
+        passages, passage_lengths = right_padded(passage_inputs, self.pad_id)
+        pair_passages = np.asarray(pair_passages, dtype=np.int64)
+        first = passage_lengths[pair_passages][:, None]  # where each pair's entity part begins
+        lengths = first[:, 0] + np.asarray(entity_lengths, dtype=np.int64) - 1  # the entity's [CLS] is dropped
+        positions = np.arange(lengths.max(initial=1))[None, :]
+        in_passage, mask = positions < first, positions < lengths[:, None]
+        from_passage = passages[pair_passages[:, None], np.minimum(positions, passages.shape[1] - 1)]
+        entity_ids = np.asarray(entity_ids, dtype=np.int64)
+        from_entity = np.take_along_axis(entity_ids, np.clip(positions - first + 1, 0, entity_ids.shape[1] - 1), 1)
+        input_ids = np.where(in_passage, from_passage, np.where(mask, from_entity, self.pad_id))
+        token_types = torch.from_numpy((mask & ~in_passage).astype(np.int64)) if self.uses_token_types else None
+        return Batch(torch.from_numpy(input_ids), torch.from_numpy(mask.astype(np.int64)), token_types)
 
     def padded_batch(self, ids: np.ndarray, lengths: np.ndarray) -> Batch:
         """`pad` for id rows stored already padded (an index's entity_ids.npy), without a Python loop per row."""
@@ -142,18 +166,21 @@ class InputBuilder:
         token_types = torch.zeros_like(input_ids) if self.uses_token_types else None
         return Batch(input_ids, attention_mask.long(), token_types)
 
-    def pad(self, sequences: Sequence[Sequence[int]], segments: Sequence[Sequence[int]] | None = None) -> Batch:
-        """Right-pad to the longest sequence (filled through one mask, not row by row: a GPU request pads
-        thousands of pairs)."""
-        lengths = np.fromiter(map(len, sequences), dtype=np.int64, count=len(sequences))
-        mask = np.arange(lengths.max()) < lengths[:, None]
-        input_ids = np.full(mask.shape, self.pad_id, dtype=np.int64)
-        input_ids[mask] = np.fromiter(itertools.chain.from_iterable(sequences), dtype=np.int64, count=lengths.sum())
-        token_types = None
-        if self.uses_token_types:
-            token_types = np.zeros(mask.shape, dtype=np.int64)
-            if segments is not None:
-                token_types[mask] = np.fromiter(itertools.chain.from_iterable(segments), dtype=np.int64,
-                                                count=lengths.sum())
-        return Batch(torch.from_numpy(input_ids), torch.from_numpy(mask.astype(np.int64)),
-                     None if token_types is None else torch.from_numpy(token_types))
+    def pad(self, sequences: Sequence[Sequence[int]]) -> Batch:
+        """Right-pad to the longest sequence (segment 0 throughout)."""
+        input_ids, lengths = right_padded(sequences, self.pad_id)
+        mask = torch.from_numpy((np.arange(input_ids.shape[1]) < lengths[:, None]).astype(np.int64))
+        input_ids = torch.from_numpy(input_ids)
+        return Batch(input_ids, mask, torch.zeros_like(input_ids) if self.uses_token_types else None)
+
+
+def right_padded(sequences: Sequence[Sequence[int]], fill: int) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, longest) int64 array of the sequences right-padded with `fill`, and their lengths.
+
+    Filled through one mask, not row by row: a GPU request pads thousands of sequences.
+    """
+    lengths = np.fromiter(map(len, sequences), dtype=np.int64, count=len(sequences))
+    mask = np.arange(lengths.max(initial=0)) < lengths[:, None]
+    array = np.full(mask.shape, fill, dtype=np.int64)
+    array[mask] = np.fromiter(itertools.chain.from_iterable(sequences), dtype=np.int64, count=lengths.sum())
+    return array, lengths

@@ -6,12 +6,11 @@ CPU, int8) gains. Everything else (retrieval, decoding, merging) is the `Linker`
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 
 from annotator.checkpoint import load_reader
 from annotator.pipeline import Linker
+from annotator.tokenization import Batch
 
 
 class NaiveLinker(Linker):
@@ -26,14 +25,13 @@ class NaiveLinker(Linker):
         return cls(config=linker.config, builder=linker.builder, retriever=linker.retriever, reader=reader,
                    index=linker.index, device=linker.device, model_dir=linker.model_dir, kb_path=linker.kb_path)
 
-    def _score_pairs(self, sequences: Sequence[tuple[list[int], list[int]]],
-                     width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _score_pairs(self, batch: Batch, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Scores each pair on its own; positions beyond a pair's length are -inf, as in the batched pass."""
-        start = np.full((len(sequences), width), -np.inf)
-        end = np.full((len(sequences), width), -np.inf)
-        rerank = np.empty(len(sequences))
-        for i, sequence in enumerate(sequences):
-            pair_start, pair_end, pair_rerank = self._forward([sequence], width)
+        pairs = batch.input_ids.shape[0]
+        start, end = np.full((pairs, width), -np.inf), np.full((pairs, width), -np.inf)
+        rerank = np.empty(pairs)
+        for i in range(pairs):
+            pair_start, pair_end, pair_rerank = self._forward(batch.rows([i]), width)
             columns = pair_start.shape[1]
             start[i, :columns], end[i, :columns], rerank[i] = pair_start[0], pair_end[0], pair_rerank[0]
         return start, end, rerank

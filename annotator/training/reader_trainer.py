@@ -7,13 +7,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import torch
 
 from annotator.checkpoint import save_checkpoint
 from annotator.config import LinkerConfig
 from annotator.reader import Reader
 from annotator.retriever import DualEncoder
-from annotator.tokenization import InputBuilder
+from annotator.tokenization import InputBuilder, right_padded
 from annotator.training.data import (KnowledgeBase, TrainingDocument, TrainingPassage, description_dropout,
                                      passages_with_golds, sample_kb_rows)
 from annotator.training.evaluation import evaluate_linker, pipeline_linker, rank_passages
@@ -112,7 +113,7 @@ class ReaderTrainer:
         k = self.config.candidates
         # A passage with more than K golds keeps only K of them in this batch: the loss needs a (passages, K) grid.
         grid = [e.candidates[:k] + (e.candidates[0],) * (k - len(e.candidates[:k])) for e in examples]
-        sequences, segments, widths = [], [], []
+        entities, widths = [], []
         span_pair, span_start, span_end = [], [], []
         is_gold = torch.zeros(len(examples), k, dtype=torch.bool)
         for i, (example, candidates) in enumerate(zip(examples, grid)):
@@ -120,10 +121,8 @@ class ReaderTrainer:
             titles = [self.kb.titles[r] for r in candidates]
             texts = ["" if self.rng.random() < (self.p_gold if r in golds else self.p_other) else self.kb.texts[r]
                      for r in candidates]
-            for j, (row, entity) in enumerate(zip(candidates, self.builder.entity_inputs(titles, texts))):
-                ids, segs = self.builder.reader_input(example.passage.input_ids, entity)
-                sequences.append(ids)
-                segments.append(segs)
+            entities.extend(self.builder.entity_inputs(titles, texts))
+            for j, row in enumerate(candidates):
                 widths.append(len(example.passage.passage.ids))
                 pair = i * k + j
                 # A padded duplicate of the first candidate is scored like a gold but must not count twice.
@@ -135,7 +134,9 @@ class ReaderTrainer:
                     span_pair.append(pair)
                     span_start.append(s)
                     span_end.append(t)
-        batch = self.builder.pad(sequences, segments).to(self.device)
+        batch = self.builder.reader_batch([e.passage.input_ids for e in examples],
+                                          np.repeat(np.arange(len(examples)), k),
+                                          *right_padded(entities, self.builder.pad_id)).to(self.device)
         positions = torch.arange(batch.input_ids.shape[1])
         span_mask = positions.unsqueeze(0) <= torch.as_tensor(widths).unsqueeze(1)  # [CLS] + passage wordpieces
         logits = self.reader(batch)

@@ -84,3 +84,28 @@ def test_given_span_scores() -> None:
     expected = softmax(rerank) * span_probabilities(start, end)[:, 2, 3]
     np.testing.assert_allclose(scores, expected)
     assert int(np.argmax(scores)) == 1
+
+
+def reference_decode(start: np.ndarray, end: np.ndarray, rerank: np.ndarray, *, top_spans: int, max_span_len: int,
+                     threshold: float) -> list[tuple[int, int, int]]:
+    """Section 2.3 the obvious way: every candidate, every allowed span sorted, the top P tested."""
+    spans, p_rerank = span_probabilities(start, end), softmax(rerank)
+    found = []
+    for k in range(len(rerank)):
+        allowed = [(s, t) for s in range(1, start.shape[1]) for t in range(s, min(s + max_span_len, start.shape[1]))]
+        ranked = sorted(allowed, key=lambda st: -spans[k][st])[:top_spans]  # stable: ties keep the earlier span
+        found += [(k, s - 1, t - 1) for s, t in ranked
+                  if spans[k][s, t] > spans[k, 0, 0] and p_rerank[k] * spans[k][s, t] > threshold]
+    return found
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_decoding_equals_the_obvious_search(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    candidates, positions = rng.integers(1, 60), rng.integers(2, 34)
+    start, end = (rng.normal(0, 3, (candidates, positions)) for _ in range(2))
+    rerank = rng.normal(0, 3, candidates)
+    for threshold in (0.0, 0.02, 0.05):
+        spans = decode_passage(start, end, rerank, top_spans=3, max_span_len=10, threshold=threshold)
+        assert [(s.candidate, s.start, s.end) for s in spans] == reference_decode(
+            start, end, rerank, top_spans=3, max_span_len=10, threshold=threshold)

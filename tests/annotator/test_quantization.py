@@ -17,7 +17,7 @@ from annotator.onnx_int8 import OnnxInt8EntityEncoder, OnnxInt8Reader
 from annotator.pipeline import Linker, cpu_reader, kb_encoder
 from annotator.quantization import cpu_precision, int8_copy, precision
 from annotator.reader import ReaderLogits
-from annotator.tokenization import InputBuilder
+from annotator.tokenization import InputBuilder, right_padded
 
 
 def test_int8_copy_leaves_the_original_in_float() -> None:
@@ -39,8 +39,8 @@ def test_a_low_precision_reader_stays_close_to_fp32(quantize) -> None:
     passage = builder.passage_input(builder.split_passages(document)[0], document.topic_ids)
     entities = builder.entity_inputs(["Olympique Lyonnais", "Lyon", "Paris Saint-Germain F.C.", "Paris"],
                                      ["French football club", "city in France", "French football club", ""])
-    pairs = [builder.reader_input(passage, ids) for ids in entities]
-    batch = builder.pad([ids for ids, _ in pairs], [segments for _, segments in pairs])
+    batch = builder.reader_batch([passage], np.zeros(len(entities), dtype=np.int64),
+                                 *right_padded(entities, builder.pad_id))
     with torch.inference_mode():
         if quantize == "bf16":
             quantized = cpu_reader(reader, builder, config.replace(cpu_precision="bf16"))

@@ -1,10 +1,12 @@
 """Tests for passage windows and character offsets on tricky Unicode (annotator.tokenization)."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
+import torch
 from transformers import PreTrainedTokenizerBase
 
-from annotator.tokenization import InputBuilder
+from annotator.tokenization import InputBuilder, right_padded
 
 from tests.annotator.conftest import TINY_CONFIG
 
@@ -53,3 +55,44 @@ def test_topic_is_the_first_word_and_can_be_switched_off(tokenizer: PreTrainedTo
     assert passage_input[-3:] == [with_topic.topic_marker_id, *document.topic_ids, tokenizer.sep_token_id]
     without = InputBuilder(tokenizer, TINY_CONFIG.replace(add_topic=False))
     assert without.tokenize_document("SOCCER - Lyon beat Paris").topic_ids == ()
+
+
+def test_reader_batch_puts_each_entity_after_its_passage(builder: InputBuilder) -> None:
+    cls, sep, pad = builder.cls_id, builder.sep_id, builder.pad_id
+    passages = [[cls, 11, 12, sep], [cls, 21, sep]]
+    entities = [[cls, 31, sep], [cls, 41, 42, 43, sep], [cls, 51, sep]]
+    entity_ids, lengths = right_padded(entities, fill=-7)  # entity padding never reaches the batch
+    batch = builder.reader_batch(passages, np.array([0, 0, 1]), entity_ids, lengths)
+    assert batch.input_ids.tolist() == [[cls, 11, 12, sep, 31, sep, pad, pad],
+                                        [cls, 11, 12, sep, 41, 42, 43, sep],
+                                        [cls, 21, sep, 51, sep, pad, pad, pad]]
+    assert batch.attention_mask.tolist() == [[1] * 6 + [0] * 2, [1] * 8, [1] * 5 + [0] * 3]
+    assert batch.token_type_ids.tolist() == [[0] * 4 + [1] * 2 + [0] * 2, [0] * 4 + [1] * 4,
+                                             [0] * 3 + [1] * 2 + [0] * 3]
+
+
+def test_reader_batch_rows_are_concatenations_and_cut_to_their_longest(builder: InputBuilder) -> None:
+    rng = np.random.default_rng(0)
+    passages = [[builder.cls_id, *rng.integers(1000, 2000, rng.integers(0, 20)), builder.sep_id] for _ in range(5)]
+    entities = [[builder.cls_id, *rng.integers(1000, 2000, rng.integers(1, 30)), builder.sep_id] for _ in range(40)]
+    pair_passages = rng.integers(0, len(passages), len(entities))
+    batch = builder.reader_batch(passages, pair_passages, *right_padded(entities, builder.pad_id))
+    for i, (p, entity) in enumerate(zip(pair_passages, entities)):
+        expected = [*passages[p], *entity[1:]]
+        n = int(batch.attention_mask[i].sum())
+        assert batch.input_ids[i, :n].tolist() == expected
+        assert batch.token_type_ids[i, :n].tolist() == [0] * len(passages[p]) + [1] * (len(entity) - 1)
+    chosen = np.array([3, 17, 5])
+    part = batch.rows(chosen)
+    longest = int(batch.attention_mask[chosen].sum(1).max())
+    assert part.input_ids.shape == (3, longest)
+    assert torch.equal(part.input_ids, batch.input_ids[chosen, :longest])
+    assert torch.equal(part.token_type_ids, batch.token_type_ids[chosen, :longest])
+
+
+def test_pad_right_pads_in_segment_zero(builder: InputBuilder) -> None:
+    sequences = [[builder.cls_id, 5, 6, builder.sep_id], [builder.cls_id, builder.sep_id]]
+    batch = builder.pad(sequences)
+    assert batch.input_ids.tolist() == [sequences[0], [builder.cls_id, builder.sep_id, builder.pad_id, builder.pad_id]]
+    assert batch.attention_mask.tolist() == [[1, 1, 1, 1], [1, 1, 0, 0]]
+    assert batch.token_type_ids.tolist() == [[0] * 4, [0] * 4]
