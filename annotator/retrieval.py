@@ -35,7 +35,7 @@ from tqdm.auto import tqdm
 from annotator.data_types import Entity
 from annotator.errors import ConfigError, ModelLoadError
 from annotator.kb import kb_fingerprint, read_kb
-from annotator.tokenization import Batch, InputBuilder
+from annotator.tokenization import Batch, InputBuilder, right_padded
 
 logger = logging.getLogger(__name__)
 
@@ -397,11 +397,10 @@ def _texts(chunk: Sequence[Entity]) -> tuple[list[str], list[str]]:
 
 def _entity_rows(builder: InputBuilder, titles: list[str], texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """(len, max_entity_len) int32 0-padded entity ids and their (len,) int32 lengths."""
-    sequences = builder.entity_inputs(titles, texts)
-    padded = np.zeros((len(sequences), builder.config.max_entity_len), dtype=np.int32)
-    for row, sequence in enumerate(sequences):
-        padded[row, : len(sequence)] = sequence
-    return padded, np.array([len(s) for s in sequences], dtype=np.int32)
+    ids, lengths = right_padded(builder.entity_inputs(titles, texts), 0)
+    padded = np.zeros((len(ids), builder.config.max_entity_len), dtype=np.int32)
+    padded[:, : ids.shape[1]] = ids
+    return padded, lengths.astype(np.int32)
 
 
 _worker_builder: InputBuilder | None = None

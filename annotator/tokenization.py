@@ -158,7 +158,7 @@ class InputBuilder:
         return Batch(torch.from_numpy(input_ids), torch.from_numpy(mask.astype(np.int64)), token_types)
 
     def padded_batch(self, ids: np.ndarray, lengths: np.ndarray) -> Batch:
-        """`pad` for id rows stored already padded (an index's entity_ids.npy), without a Python loop per row."""
+        """A batch of id rows already right-padded with anything (an index's entity_ids.npy) and their lengths."""
         width = int(lengths.max())
         input_ids = torch.from_numpy(np.array(ids[:, :width], dtype=np.int64))
         attention_mask = (torch.arange(width).unsqueeze(0) < torch.from_numpy(lengths.astype(np.int64)).unsqueeze(1))
@@ -168,10 +168,7 @@ class InputBuilder:
 
     def pad(self, sequences: Sequence[Sequence[int]]) -> Batch:
         """Right-pad to the longest sequence (segment 0 throughout)."""
-        input_ids, lengths = right_padded(sequences, self.pad_id)
-        mask = torch.from_numpy((np.arange(input_ids.shape[1]) < lengths[:, None]).astype(np.int64))
-        input_ids = torch.from_numpy(input_ids)
-        return Batch(input_ids, mask, torch.zeros_like(input_ids) if self.uses_token_types else None)
+        return self.padded_batch(*right_padded(sequences, self.pad_id))
 
 
 def right_padded(sequences: Sequence[Sequence[int]], fill: int) -> tuple[np.ndarray, np.ndarray]:
