@@ -94,6 +94,9 @@ class _Int8Session:
             options = onnxruntime.SessionOptions()
             options.intra_op_num_threads = threads or torch.get_num_threads() or os.cpu_count() or 1
             options.inter_op_num_threads = 1
+            # Idle workers sleep at once instead of spinning: between passes the caller's own work (and
+            # torch's threads) needs the cores; within a pass spinning gained nothing (docs/RESULTS.md §27).
+            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
             self.session = onnxruntime.InferenceSession(str(int8), options, providers=["CPUExecutionProvider"])
 
     def run(self, batch: Batch) -> list[torch.Tensor]:

@@ -23,7 +23,7 @@ from annotator.linking import Span
 from annotator.merging import LinkedSpan, merge, outside, to_character_spans
 from annotator.onnx_int8 import OnnxInt8EntityEncoder, OnnxInt8Reader
 from annotator.quantization import cpu_precision
-from annotator.reader import Reader
+from annotator.reader import Reader, span_positions_only
 from annotator.retrieval import EntityEncoder, EntityIndex, identity_key, index_identity, weights_identity
 from annotator.retriever import DualEncoder
 from annotator.tokenization import Batch, DocumentTokens, InputBuilder, Passage
@@ -139,7 +139,8 @@ class Linker:
         retriever = load_retriever(model_dir, config)
         checkpoint_id = retriever_identity(retriever)  # of the stored weights: the GPU's bf16 copy hashes otherwise
         retriever = retriever.to(device, dtype)
-        reader = cpu_reader(load_reader(model_dir).to(device, dtype), builder, config)
+        reader = cpu_reader(span_positions_only(load_reader(model_dir), config.passage_len - 1).to(device, dtype),
+                            builder, config)
         kb = _resolve_kb(model_dir, kb_path, required=index_dir is None)
         identity = index_identity(kb_path=kb, checkpoint_id=checkpoint_id, config=config.to_dict())
         if index_dir is not None:
@@ -273,9 +274,11 @@ class Linker:
         # Similar lengths share a forward pass, so that little compute goes to padding.
         order = np.argsort(batch.attention_mask.sum(1).numpy(), kind="stable")
         size = self.config.batch_sizes(self.device.type)[0]
-        for first in range(0, pairs, size):
-            chosen = order[first:first + size]
-            part_start, part_end, part_rerank = self._forward(batch.rows(chosen), width)
+        chunks = [order[first:first + size] for first in range(0, pairs, size)]
+        # All cut before the first pass: torch's threads (cutting) and ONNX Runtime's (reading) would
+        # otherwise wake each other between passes (docs/RESULTS.md §27).
+        for chosen, part in zip(chunks, [batch.rows(chosen) for chosen in chunks]):
+            part_start, part_end, part_rerank = self._forward(part, width)
             columns = part_start.shape[1]
             start[chosen, :columns], end[chosen, :columns], rerank[chosen] = part_start, part_end, part_rerank
         return start, end, rerank

@@ -1,11 +1,14 @@
 """The reader: a cross-encoder with span (start/end) and rerank heads."""
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 
 import torch
 from torch import nn
+from torch.nn import functional as F
 from transformers import PreTrainedModel
+from transformers.models.bert.modeling_bert import BertLayer
 
 from annotator.quantization import precision
 from annotator.tokenization import Batch
@@ -39,3 +42,46 @@ class Reader(nn.Module):
         hidden = self.encoder(**batch.as_kwargs()).last_hidden_state  # (pairs, seq_len, d)
         start, end = self.span_head(hidden).unbind(-1)
         return ReaderLogits(start, end, self.rerank_head(hidden[:, 0]).squeeze(-1))
+
+
+def span_positions_only(reader: Reader, positions: int) -> Reader:
+    """A copy of `reader` for inference whose logits cover only the first `positions` positions.
+
+    The linker reads spans at [CLS] and passage positions only, and rerank at [CLS]; all of them lie in the
+    first `passage_len - 1` positions of every pair. In the encoder's last layer the other positions
+    (topic, title, description) serve only as keys and values, so their queries, attention outputs and
+    feed-forward blocks are skipped: about 60 % of that layer for a pair of ~85 wordpieces (docs/RESULTS.md
+    §27). The logits it returns equal the full reader's at those positions. Encoders other than BERT's
+    layer (MPNet's relative attention) are returned unchanged.
+    """
+    layers = reader.encoder.encoder.layer
+    if not isinstance(layers[-1], BertLayer):
+        return reader
+    reader = copy.deepcopy(reader)
+    reader.encoder.encoder.layer[-1] = _LeadingPositionsLayer(layers[-1], positions)
+    return reader
+
+
+class _LeadingPositionsLayer(nn.Module):
+    """A BERT layer computed at its first `positions` positions, attending to all of them (inference only)."""
+
+    def __init__(self, layer: BertLayer, positions: int) -> None:
+        super().__init__()
+        self.layer = layer
+        self.positions = positions
+
+    def forward(self, hidden_states: torch.Tensor, attention_mask: torch.Tensor | None = None,
+                *args: object, **kwargs: object) -> torch.Tensor:
+        attention = self.layer.attention.self
+        queries = hidden_states[:, :self.positions]
+
+        def heads(x: torch.Tensor) -> torch.Tensor:  # (pairs, length, d) -> (pairs, heads, length, d / heads)
+            return x.view(*x.shape[:2], -1, attention.attention_head_size).transpose(1, 2)
+
+        # the mask the encoder made: additive or boolean, broadcast over queries or one row per query
+        if attention_mask is not None and attention_mask.shape[-2] != 1:
+            attention_mask = attention_mask[..., :self.positions, :]
+        context = F.scaled_dot_product_attention(heads(attention.query(queries)), heads(attention.key(hidden_states)),
+                                                 heads(attention.value(hidden_states)), attn_mask=attention_mask)
+        attended = self.layer.attention.output(context.transpose(1, 2).flatten(2), queries)
+        return self.layer.output(self.layer.intermediate(attended), attended)

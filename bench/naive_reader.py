@@ -18,8 +18,9 @@ class NaiveLinker(Linker):
 
     @classmethod
     def from_linker(cls, linker: Linker) -> NaiveLinker:
-        """A naive linker with the checkpoint's reader in the device's full dtype (never int8), sharing
-        `linker`'s config, retriever and index."""
+        """A naive linker with the checkpoint's reader in the device's full dtype (never int8) and computing
+        every position of its last layer (not `span_positions_only`), sharing `linker`'s config, retriever
+        and index."""
         dtype = next(linker.retriever.parameters()).dtype
         reader = load_reader(linker.model_dir).to(linker.device, dtype)
         return cls(config=linker.config, builder=linker.builder, retriever=linker.retriever, reader=reader,

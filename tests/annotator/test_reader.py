@@ -1,0 +1,83 @@
+"""The reader's inference copy that computes its last layer only where the linker reads it."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+from transformers import BertConfig, MPNetConfig
+
+from annotator.checkpoint import load_reader
+from annotator.encoders import encoder_from_config
+from annotator.pipeline import Linker
+from annotator.reader import Reader, span_positions_only
+from annotator.tokenization import Batch
+
+from tests.annotator.test_pipeline import TEXT
+from tests.annotator.test_tokenization import TRICKY
+
+POSITIONS = 5
+
+
+def _tiny_reader(attention: str) -> Reader:
+    torch.manual_seed(3)
+    config = BertConfig(vocab_size=50, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=64, max_position_embeddings=64)
+    reader = Reader(encoder_from_config(config)).eval()
+    reader.encoder.set_attn_implementation(attention)
+    return reader
+
+
+def _pairs(lengths: list[int]) -> Batch:
+    generator = torch.Generator().manual_seed(4)
+    width = max(lengths)
+    mask = (torch.arange(width)[None, :] < torch.tensor(lengths)[:, None]).long()
+    ids = torch.randint(1, 50, (len(lengths), width), generator=generator) * mask
+    return Batch(ids, mask, (torch.arange(width)[None, :] >= 3).long() * mask)
+
+
+@pytest.mark.parametrize("attention", ["eager", "sdpa"])
+@pytest.mark.parametrize("lengths", [[12, 7, 3, 12], [4, 2], [9]])
+def test_the_leading_positions_score_as_in_the_full_reader(attention: str, lengths: list[int]) -> None:
+    full = _tiny_reader(attention)
+    leading = span_positions_only(full, POSITIONS)
+    batch = _pairs(lengths)
+    with torch.inference_mode():
+        expected, got = full(batch), leading(batch)
+    width = min(POSITIONS, max(lengths))
+    assert got.start.shape == got.end.shape == (len(lengths), width)
+    # padded positions of short rows hold garbage in both; a pair's own positions must agree
+    own = batch.attention_mask[:, :width].bool()
+    torch.testing.assert_close(got.start[own], expected.start[:, :width][own], rtol=0, atol=1e-5)
+    torch.testing.assert_close(got.end[own], expected.end[:, :width][own], rtol=0, atol=1e-5)
+    torch.testing.assert_close(got.rerank, expected.rerank, rtol=0, atol=1e-5)
+
+
+def test_the_copy_leaves_the_reader_and_its_weights_alone() -> None:
+    reader = _tiny_reader("sdpa")
+    keys = list(reader.state_dict())
+    leading = span_positions_only(reader, POSITIONS)
+    assert leading is not reader and list(reader.state_dict()) == keys
+    with torch.inference_mode():
+        assert reader(_pairs([12])).start.shape == (1, 12)
+
+
+def test_other_architectures_are_returned_as_they_are() -> None:
+    config = MPNetConfig(vocab_size=50, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                         intermediate_size=64, max_position_embeddings=64)
+    reader = Reader(encoder_from_config(config))
+    assert span_positions_only(reader, POSITIONS) is reader
+
+
+def test_the_linker_finds_what_the_full_reader_finds(tiny_linker: Linker, tiny_checkpoint: Path) -> None:
+    full = Linker(config=tiny_linker.config, builder=tiny_linker.builder, retriever=tiny_linker.retriever,
+                  reader=load_reader(tiny_checkpoint), index=tiny_linker.index, device=tiny_linker.device,
+                  model_dir=tiny_linker.model_dir, kb_path=tiny_linker.kb_path)
+    assert tiny_linker.reader is not full.reader
+    for text in (TEXT, TRICKY):
+        expected, got = full.link(text), tiny_linker.link(text)
+        assert [(m.start, m.end, m.uri) for m in got] == [(m.start, m.end, m.uri) for m in expected] != []
+        assert [m.score for m in got] == pytest.approx([m.score for m in expected])
+        spans = [(m.start, m.end) for m in expected]
+        assert [(m.uri, m.score) for m in tiny_linker.link(text, spans)] == \
+            pytest.approx([(m.uri, m.score) for m in full.link(text, spans)])
