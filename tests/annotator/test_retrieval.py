@@ -13,7 +13,7 @@ import annotator.retrieval
 from annotator.checkpoint import load_config, load_retriever
 from annotator.errors import ConfigError, ModelLoadError
 from annotator.kb import read_kb
-from annotator.retrieval import EntityIndex, TorchExactIndex, index_identity, new_faiss_index
+from annotator.retrieval import Bf16ExactIndex, EntityIndex, TorchExactIndex, index_identity, new_faiss_index
 from annotator.retriever import DualEncoder
 from annotator.tokenization import InputBuilder
 
@@ -39,10 +39,14 @@ def brute_force(embeddings: np.ndarray, queries: np.ndarray, k: int) -> tuple[np
     return np.take_along_axis(scores, rows, axis=1), rows
 
 
+@pytest.mark.parametrize("bf16", [False, True], ids=["faiss flat", "bf16 candidates"])
 def test_saved_index_loads_and_matches_brute_force(tmp_path: Path, tiny_kb: Path, retriever: DualEncoder,
-                                                    builder: InputBuilder) -> None:
+                                                    builder: InputBuilder, bf16: bool,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     build(tmp_path, tiny_kb, retriever, builder, batch_size=5)
+    monkeypatch.setattr(annotator.retrieval, "_multiplies_bf16", lambda: bf16)
     index = EntityIndex.load(tmp_path, use_gpu=False)
+    assert isinstance(index.index, Bf16ExactIndex) == bf16
     assert index.titles == [e.title for e in read_kb(tiny_kb)]
     assert index.qids[0] == "Q90" and index.qids[1] is None
     queries = np.random.default_rng(0).standard_normal((6, index.dim)).astype(np.float32)
@@ -100,6 +104,34 @@ def test_torch_exact_index_finds_the_brute_force_top_k_in_query_chunks() -> None
     assert index.ntotal == 3000 and rows.dtype == np.int64 and scores.shape == (7, 5)
     np.testing.assert_array_equal(rows, expected_rows)
     np.testing.assert_allclose(scores, expected_scores, rtol=1e-2, atol=2e-2)
+    assert index.search(queries[:0], 5)[1].shape == (0, 5)
+
+
+@pytest.mark.parametrize("spread", [1.0, 1e-3], ids=["apart: bf16 candidates proven", "crowded: fp32 search"])
+def test_bf16_exact_index_finds_the_brute_force_top_k(spread: float, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Vectors far apart leave bf16's rounding no room to change the top k; vectors crowded around one point
+    # (scores closer than bf16 can tell) leave no proof, and the query is searched in fp32.
+    generator = np.random.default_rng(1)
+    centre = generator.standard_normal(32)
+    vectors = (centre + spread * generator.standard_normal((3000, 32))).astype(np.float16)
+    queries = generator.standard_normal((7, 32)).astype(np.float32)
+    index = Bf16ExactIndex(vectors, chunk=700, query_chunk=3)  # five chunks of rows, three of queries
+    searched_in_fp32 = []
+    search_fp32 = index._search_fp32
+    monkeypatch.setattr(index, "_search_fp32", lambda q, k: searched_in_fp32.append(len(q)) or search_fp32(q, k))
+    scores, rows = index.search(queries, 5)
+    expected_scores, expected_rows = brute_force(vectors, queries, 5)
+    assert index.ntotal == 3000 and rows.dtype == np.int64 and scores.dtype == np.float32
+    np.testing.assert_array_equal(rows, expected_rows)
+    np.testing.assert_allclose(scores, expected_scores, rtol=1e-5, atol=1e-5)
+    assert sum(searched_in_fp32) == (0 if spread == 1.0 else 7)
+
+
+def test_bf16_exact_index_with_k_beyond_its_candidates_or_no_queries() -> None:
+    vectors = np.random.default_rng(2).standard_normal((40, 8)).astype(np.float16)
+    queries = np.random.default_rng(3).standard_normal((3, 8)).astype(np.float32)
+    index = Bf16ExactIndex(vectors)
+    np.testing.assert_array_equal(index.search(queries, 40)[1], brute_force(vectors, queries, 40)[1])
     assert index.search(queries[:0], 5)[1].shape == (0, 5)
 
 
