@@ -16,7 +16,7 @@ from annotator.errors import ConfigError
 from annotator.onnx_int8 import OnnxInt8EntityEncoder, OnnxInt8Reader
 from annotator.pipeline import Linker, cpu_reader, kb_encoder
 from annotator.quantization import cpu_precision, int8_copy, precision
-from annotator.reader import ReaderLogits
+from annotator.reader import ReaderLogits, span_positions_only
 from annotator.tokenization import InputBuilder, right_padded
 
 
@@ -29,7 +29,8 @@ def test_int8_copy_leaves_the_original_in_float() -> None:
     assert all(torch.equal(a, b) for a, b in zip(before, model.parameters()))
 
 
-@pytest.mark.parametrize("quantize", [int8_copy, OnnxInt8Reader, "bf16"], ids=["torch", "onnxruntime", "bf16"])
+@pytest.mark.parametrize("quantize", [int8_copy, OnnxInt8Reader, "read positions", "bf16"],
+                         ids=["torch", "onnxruntime", "onnxruntime, last layer at the read positions", "bf16"])
 def test_a_low_precision_reader_stays_close_to_fp32(quantize) -> None:
     # The shipped weights: a random tiny model's logits are too flat to say anything about int8 error.
     config = load_config(DEFAULT_MODEL_DIR)
@@ -44,21 +45,24 @@ def test_a_low_precision_reader_stays_close_to_fp32(quantize) -> None:
     with torch.inference_mode():
         if quantize == "bf16":
             quantized = cpu_reader(reader, builder, config.replace(cpu_precision="bf16"))
+        elif quantize == "read positions":  # what the linker runs: only [CLS] and the passage leave the last layer
+            quantized = OnnxInt8Reader(span_positions_only(reader, len(passage)), builder, threads=1)
         else:
             quantized = int8_copy(reader) if quantize is int8_copy else OnnxInt8Reader(reader, builder, threads=1)
         full, low = reader(batch), quantized(batch)
         assert torch.equal(reader(batch).start, full.start), "quantizing left the reader alone"
     low = ReaderLogits(*(logits.float() for logits in (low.start, low.end, low.rerank)))
     assert not torch.equal(full.start, low.start), "the copy computes differently"
-    assert low.start.shape == full.start.shape and low.rerank.shape == full.rerank.shape
     width = len(passage)  # padding positions are never decoded
+    assert low.start.shape == (full.start.shape[0], width if quantize == "read positions" else full.start.shape[1])
+    assert low.rerank.shape == full.rerank.shape
     for a, b in ((full.start, low.start), (full.end, low.end)):
         assert np.corrcoef(a[:, :width].flatten().numpy(), b[:, :width].flatten().numpy())[0, 1] > 0.97
     # Clear decisions survive int8: candidates more than 0.5 apart in fp32 keep their order (the club stays
     # ahead of both Parises; the closer pairs, 0.15-0.45 apart with the step-10 reader, may swap).
     clear = full.rerank[:, None] - full.rerank[None, :] > 0.5
     assert clear.any() and bool((low.rerank[:, None] - low.rerank[None, :] > 0)[clear].all())
-    if quantize is OnnxInt8Reader:  # what the linker runs: every rerank logit within a third of fp32's
+    if quantize in (OnnxInt8Reader, "read positions"):  # every rerank logit within a third of fp32's
         assert torch.allclose(full.rerank, low.rerank, atol=0.35)  # torch's copy strays 0.71 here
         assert "QAttention" in quantized.operators  # the padded batch ran through fused int8 attention
     if quantize == "bf16":  # AMX's choice: closer to fp32 than int8
