@@ -377,10 +377,13 @@ class Bf16ExactIndex:
         proven = (top.values[:, -1].float() + bound).numpy() < scores[:, -1]
         if top.values.shape[1] < self.ntotal and not proven.all():
             unproven = np.flatnonzero(~proven)
-            scores[unproven], rows[unproven] = self._search_fp32(exact[unproven], k)
+            scores[unproven], rows[unproven] = self.search_fp32(queries[unproven], k)
         return scores.astype(np.float32, copy=False), rows.astype(np.int64, copy=False)
 
-    def _search_fp32(self, queries: torch.Tensor, k: int) -> tuple[np.ndarray, np.ndarray]:
+    @torch.inference_mode()
+    def search_fp32(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """`search` in fp32 over the stored vectors, a chunk of rows at a time (for queries left unproven)."""
+        queries = torch.from_numpy(np.ascontiguousarray(queries, dtype=np.float32))
         best_scores, best_rows = torch.empty(len(queries), 0), torch.empty(len(queries), 0, dtype=torch.long)
         for start in range(0, self.ntotal, self.chunk):
             vectors = torch.from_numpy(np.array(self.embeddings[start:start + self.chunk], dtype=np.float32))

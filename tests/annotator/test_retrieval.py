@@ -117,8 +117,8 @@ def test_bf16_exact_index_finds_the_brute_force_top_k(spread: float, monkeypatch
     queries = generator.standard_normal((7, 32)).astype(np.float32)
     index = Bf16ExactIndex(vectors, chunk=700, query_chunk=3)  # five chunks of rows, three of queries
     searched_in_fp32 = []
-    search_fp32 = index._search_fp32
-    monkeypatch.setattr(index, "_search_fp32", lambda q, k: searched_in_fp32.append(len(q)) or search_fp32(q, k))
+    search_fp32 = index.search_fp32
+    monkeypatch.setattr(index, "search_fp32", lambda q, k: searched_in_fp32.append(len(q)) or search_fp32(q, k))
     scores, rows = index.search(queries, 5)
     expected_scores, expected_rows = brute_force(vectors, queries, 5)
     assert index.ntotal == 3000 and rows.dtype == np.int64 and scores.dtype == np.float32
