@@ -238,7 +238,7 @@ class EntityIndex:
         index: faiss.Index | TorchExactIndex | Bf16ExactIndex
         if index_type == "flat" and use_gpu and not faiss_gpu:
             index = TorchExactIndex(embeddings, torch.device("cuda"))
-        elif index_type == "flat" and _multiplies_bf16():
+        elif index_type == "flat" and not use_gpu and _multiplies_bf16():
             index = Bf16ExactIndex(embeddings)
         elif index_type == "flat":
             index = _exact_index(embeddings)
@@ -327,7 +327,7 @@ class Bf16ExactIndex:
     are rescored in fp32 from the stored vectors and ranked. A bound on what bf16 rounding can change in a
     score (the query's and the vectors' rounding, the product's) proves for each query that no entity left
     out could enter its top k; a query without that proof is searched in fp32. So the hits are faiss's flat
-    search's, in about half its time on the AVX-512 EPYC (docs/RESULTS.md §27).
+    search's, in about 40 % of its time on the AVX-512 EPYC (docs/RESULTS.md §27).
     """
 
     def __init__(self, embeddings: np.ndarray, *, chunk: int = 100_000, query_chunk: int = 64) -> None:
