@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import copy
+import logging
 from dataclasses import dataclass
 
 import torch
@@ -12,6 +13,8 @@ from transformers.models.bert.modeling_bert import BertLayer
 
 from annotator.quantization import precision
 from annotator.tokenization import Batch
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -51,15 +54,24 @@ def span_positions_only(reader: Reader, positions: int) -> Reader:
     first `passage_len - 1` positions of every pair. In the encoder's last layer the other positions
     (topic, title, description) serve only as keys and values, so their queries, attention outputs and
     feed-forward blocks are skipped: about 60 % of that layer for a pair of ~85 wordpieces (docs/RESULTS.md
-    §27). The logits it returns equal the full reader's at those positions. Encoders other than BERT's
-    layer (MPNet's relative attention) are returned unchanged.
+    §27). The logits it returns equal the full reader's at those positions, which is checked once on a
+    made-up pair: where they would not (MPNet's relative attention, a transformers version whose layers
+    return something else), `reader` itself is returned.
     """
     layers = reader.encoder.encoder.layer
     if not isinstance(layers[-1], BertLayer):
         return reader
-    reader = copy.deepcopy(reader)
-    reader.encoder.encoder.layer[-1] = _LeadingPositionsLayer(layers[-1], positions)
-    return reader
+    leading = copy.deepcopy(reader)
+    leading.encoder.encoder.layer[-1] = _LeadingPositionsLayer(layers[-1], positions)
+    ids = torch.arange(1, positions + 9).remainder(int(reader.encoder.config.vocab_size)).unsqueeze(0)
+    probe = Batch(ids, torch.ones_like(ids), None)
+    with torch.inference_mode():
+        whole, part = reader(probe), leading(probe)
+    same = part.start.shape == (1, positions) and torch.allclose(part.start, whole.start[:, :positions], atol=1e-4) \
+        and torch.allclose(part.rerank, whole.rerank, atol=1e-4)
+    if not same:
+        logger.warning("the reader's last layer is computed at every position: the shortened layer scored differently")
+    return leading if same else reader
 
 
 class _LeadingPositionsLayer(nn.Module):

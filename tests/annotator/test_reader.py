@@ -10,7 +10,7 @@ from transformers import BertConfig, MPNetConfig
 from annotator.checkpoint import load_reader
 from annotator.encoders import encoder_from_config
 from annotator.pipeline import Linker
-from annotator.reader import Reader, span_positions_only
+from annotator.reader import Reader, _LeadingPositionsLayer, span_positions_only
 from annotator.tokenization import Batch
 
 from tests.annotator.test_pipeline import TEXT
@@ -60,6 +60,14 @@ def test_the_copy_leaves_the_reader_and_its_weights_alone() -> None:
     assert leading is not reader and list(reader.state_dict()) == keys
     with torch.inference_mode():
         assert reader(_pairs([12])).start.shape == (1, 12)
+
+
+def test_a_shortened_layer_that_scores_otherwise_keeps_the_whole_reader(monkeypatch: pytest.MonkeyPatch) -> None:
+    # e.g. a transformers version whose encoder expects its layers to return tuples
+    reader = _tiny_reader("sdpa")
+    monkeypatch.setattr(_LeadingPositionsLayer, "forward",
+                        lambda self, hidden_states, *args, **kwargs: hidden_states[:, :self.positions])
+    assert span_positions_only(reader, POSITIONS) is reader
 
 
 def test_other_architectures_are_returned_as_they_are() -> None:
