@@ -338,9 +338,10 @@ class Bf16ExactIndex:
         longest = rounding = 0.0
         for start in range(0, len(embeddings), chunk):  # a memmap is copied a slice at a time
             exact = torch.from_numpy(np.array(embeddings[start:start + chunk], dtype=np.float32))
-            self.vectors[start:start + len(exact)] = exact.bfloat16()
+            rounded = exact.bfloat16()
+            self.vectors[start:start + len(exact)] = rounded
             longest = max(longest, float(exact.norm(dim=1).max()))
-            rounding = max(rounding, float((exact - self.vectors[start:start + len(exact)].float()).norm(dim=1).max()))
+            rounding = max(rounding, float((exact - rounded.float()).norm(dim=1).max()))
         self.longest, self.rounding = longest, rounding  # max ‖e‖ and max ‖e − bf16(e)‖ over the rows
 
     @property

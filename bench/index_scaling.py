@@ -20,7 +20,6 @@ import os
 import resource
 import tempfile
 import time
-
 from pathlib import Path
 
 import faiss
@@ -63,7 +62,7 @@ def score_profile(vectors: np.ndarray, queries: np.ndarray, k: int) -> str:
             f"gap rank {k}-{k + 1} {np.mean(scores[:, k - 1] - scores[:, k]):.2e}")
 
 
-def search_figures(index: faiss.Index | None, vectors: np.ndarray, queries: np.ndarray, k: int,
+def search_figures(index: faiss.Index | Bf16ExactIndex | None, vectors: np.ndarray, queries: np.ndarray, k: int,
                    doc_passages: int) -> tuple[np.ndarray, float, float]:
     """Ids found for all queries, ms per query (one batch call) and ms per document (one call of its passages).
 
@@ -103,11 +102,36 @@ def bf16_exact_index(vectors: np.ndarray, folder: Path) -> Bf16ExactIndex:
     return Bf16ExactIndex(np.load(folder / "embeddings.npy", mmap_mode="r"))
 
 
+def print_row(label: str, build_s: float, size_mib: float, added_mib: float, per_query: float, per_doc: float,
+              recall: float) -> None:
+    print(f"{label:<30}{build_s:>9.1f}{size_mib:>11.0f}{added_mib:>10.0f}{per_query:>10.2f}{per_doc:>9.1f}"
+          f"{recall:>8.1f}", flush=True)
+
+
 def index_mib(index: faiss.Index) -> float:
     """Size of the serialized index (written to a temporary file: serializing in memory would copy it)."""
     with tempfile.NamedTemporaryFile(suffix=".faiss") as handle:
         faiss.write_index(index, handle.name)
         return os.path.getsize(handle.name) / 2**20
+
+
+def search_settings(index: faiss.Index, index_type: str, build_s: float, added: float, vectors: np.ndarray,
+                    queries: np.ndarray, exact_ids: np.ndarray, args: argparse.Namespace) -> None:
+    """One row per search setting of a faiss index: its lists probed and re-scored candidates."""
+    size = index_mib(index)
+    ivf = faiss.try_extract_index_ivf(index)
+    refine = faiss.downcast_index(index)
+    refine = refine if isinstance(refine, faiss.IndexRefine) else None
+    probes = [ivf.nprobe, *[n for n in args.nprobe if n != ivf.nprobe]] if ivf is not None else [None]
+    factors = [refine.k_factor, *[f for f in args.k_factor if f != refine.k_factor]] if refine is not None else [None]
+    for nprobe, k_factor in itertools.product(probes, factors):
+        label = index_type
+        if nprobe is not None:
+            ivf.nprobe, label = nprobe, f"{label} nprobe={nprobe}"
+        if k_factor is not None:
+            refine.k_factor, label = k_factor, f"{label} kf={k_factor:g}"
+        ids, per_query, per_doc = search_figures(index, vectors, queries, args.k, args.doc_passages)
+        print_row(label, build_s, size, added, per_query, per_doc, 100 * recall_at(ids, exact_ids))
 
 
 def main() -> None:
@@ -151,44 +175,26 @@ def main() -> None:
 
     print(f"{'type':<30}{'build s':>9}{'index MiB':>11}{'RSS+ MiB':>10}{'ms/query':>10}{'ms/doc':>9}{'R@100':>8}")
     exact_ids, per_query, per_doc = search_figures(None, vectors, queries, args.k, args.doc_passages)
-    print(f"{'exact (brute force)':<30}{0.0:>9.1f}{vectors.nbytes / 2**20:>11.0f}{0:>10.0f}{per_query:>10.2f}"
-          f"{per_doc:>9.1f}{100.0:>8.1f}", flush=True)
-    folder = tempfile.TemporaryDirectory()
-    for index_type in args.types:
-        rss = _rss_mb()
-        t0 = time.perf_counter()
-        if index_type == BF16_EXACT:
-            index = bf16_exact_index(vectors, Path(folder.name))
+    print_row("exact (brute force)", 0.0, vectors.nbytes / 2**20, 0, per_query, per_doc, 100.0)
+    with tempfile.TemporaryDirectory() as folder:
+        for index_type in args.types:
+            rss = _rss_mb()
+            t0 = time.perf_counter()
+            index = bf16_exact_index(vectors, Path(folder)) if index_type == BF16_EXACT \
+                else faiss_index(index_type, vectors, rng)
             build_s, added = time.perf_counter() - t0, _rss_mb() - rss
-            ids, per_query, per_doc = search_figures(index, vectors, queries, args.k, args.doc_passages)
-            print(f"{index_type:<30}{build_s:>9.1f}{index.vectors.numel() * 2 / 2**20:>11.0f}{added:>10.0f}"
-                  f"{per_query:>10.2f}{per_doc:>9.1f}{100 * recall_at(ids, exact_ids):>8.1f}", flush=True)
-            # Against exact search over the fp16 vectors it searches (the fp32 data differs in the 4th digit).
-            sample = queries[:100]
-            stored_exact = index.search_fp32(sample, args.k)[1]
-            print(f"{'':<30}R@100 against exact search over the stored fp16 vectors ({len(sample)} queries): "
-                  f"{100 * recall_at(ids[:len(sample)], stored_exact):.1f}", flush=True)
+            if index_type == BF16_EXACT:
+                ids, per_query, per_doc = search_figures(index, vectors, queries, args.k, args.doc_passages)
+                print_row(index_type, build_s, index.vectors.numel() * 2 / 2**20, added, per_query, per_doc,
+                          100 * recall_at(ids, exact_ids))
+                # Against exact search over the fp16 vectors it searches (the fp32 data differs in the 4th digit).
+                sample = queries[:100]
+                stored_exact = index.search_fp32(sample, args.k)[1]
+                print(f"{'':<30}R@100 against exact search over the stored fp16 vectors ({len(sample)} queries): "
+                      f"{100 * recall_at(ids[:len(sample)], stored_exact):.1f}", flush=True)
+            else:
+                search_settings(index, index_type, build_s, added, vectors, queries, exact_ids, args)
             del index
-            continue
-        index = faiss_index(index_type, vectors, rng)
-        build_s = time.perf_counter() - t0
-        added = _rss_mb() - rss
-        size = index_mib(index)
-        ivf = faiss.try_extract_index_ivf(index)
-        refine = faiss.downcast_index(index)
-        refine = refine if isinstance(refine, faiss.IndexRefine) else None
-        probes = [ivf.nprobe, *[n for n in args.nprobe if n != ivf.nprobe]] if ivf is not None else [None]
-        factors = [refine.k_factor, *[f for f in args.k_factor if f != refine.k_factor]] if refine is not None else [None]
-        for nprobe, k_factor in itertools.product(probes, factors):
-            label = index_type
-            if nprobe is not None:
-                ivf.nprobe, label = nprobe, f"{label} nprobe={nprobe}"
-            if k_factor is not None:
-                refine.k_factor, label = k_factor, f"{label} kf={k_factor:g}"
-            ids, per_query, per_doc = search_figures(index, vectors, queries, args.k, args.doc_passages)
-            print(f"{label:<30}{build_s:>9.1f}{size:>11.0f}{added:>10.0f}{per_query:>10.2f}{per_doc:>9.1f}"
-                  f"{100 * recall_at(ids, exact_ids):>8.1f}", flush=True)
-        del index
     print(f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20:.2f} GiB")
 
 
