@@ -19,8 +19,15 @@ def cpu_precision(requested: str) -> str:
     matrix products in hardware: about 1.5× the reader's int8 throughput, docs/RESULTS.md §22), else int8."""
     if requested != "auto":
         return requested
-    # torch exposes the AMX check only privately; without AMX, bf16 runs slower than fp32 on a CPU.
+    # torch exposes the AMX check only privately. With AVX-512 bf16 alone, bf16 inference is slower than
+    # ONNX Runtime's int8 (docs/RESULTS.md §28).
     return "bf16" if torch.cpu._is_amx_tile_supported() else "int8"
+
+
+def multiplies_bf16() -> bool:
+    """Whether this CPU multiplies bf16 in hardware (AVX-512 bf16 or AMX); elsewhere torch emulates bf16
+    products, slower than fp32 ones."""
+    return torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported()
 
 
 def int8_copy(model: nn.Module) -> nn.Module:

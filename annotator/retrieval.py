@@ -35,6 +35,7 @@ from tqdm.auto import tqdm
 from annotator.data_types import Entity
 from annotator.errors import ConfigError, ModelLoadError
 from annotator.kb import kb_fingerprint, read_kb
+from annotator.quantization import multiplies_bf16
 from annotator.tokenization import Batch, InputBuilder, right_padded
 
 logger = logging.getLogger(__name__)
@@ -238,7 +239,7 @@ class EntityIndex:
         index: faiss.Index | TorchExactIndex | Bf16ExactIndex
         if index_type == "flat" and use_gpu and not faiss_gpu:
             index = TorchExactIndex(embeddings, torch.device("cuda"))
-        elif index_type == "flat" and not use_gpu and _multiplies_bf16():
+        elif index_type == "flat" and not use_gpu and multiplies_bf16():
             index = Bf16ExactIndex(embeddings)
         elif index_type == "flat":
             index = _exact_index(embeddings)
@@ -542,11 +543,6 @@ def _write_faiss(directory: Path, embeddings: np.ndarray, index_type: str) -> No
     partial = _faiss_path(directory, index_type).with_suffix(".partial")
     faiss.write_index(index, str(partial))
     partial.replace(_faiss_path(directory, index_type))
-
-
-def _multiplies_bf16() -> bool:
-    # Elsewhere torch emulates bf16 products, slower than faiss's fp32 ones.
-    return torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported()
 
 
 def _exact_index(embeddings: np.ndarray) -> faiss.Index:

@@ -88,7 +88,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--save-steps", type=int, help="also save OUT/last every N optimiser steps")
     parser.add_argument("--threads", type=int)
     parser.add_argument("--cpu-precision", choices=("auto", "bf16", "fp32"),
-                        help="CPU forward passes: bf16 autocast, fp32, or auto = bf16 where the CPU has AMX")
+                        help="CPU forward passes: bf16 autocast, fp32, or auto = bf16 where the CPU multiplies bf16 "
+                             "(AVX-512 bf16 or AMX)")
     parser.add_argument("--seed", type=int)
     args = parser.parse_args(argv)
     if args.module != "retriever" and args.retriever is None:

@@ -4,8 +4,8 @@ Prints: KB encoding speed of fp32, torch's int8 copy, the ONNX Runtime int8 enti
 (the last two are what `cpu_precision` "int8" and "bf16" encode a KB with) and the cosine of their entity
 vectors to fp32 (a random sample of the KB); dev retriever recall with fp32, int8 and bf16 entity vectors
 (passages fp32, as the linker runs); and the reader's speed and InKB F1 (strong match) on the first N
-documents with each of those readers. bf16 is fast only on a CPU with AMX ("auto" picks it there).
-Figures are printed, never asserted.
+documents with each of those readers (`--compile`: also the fp32 and bf16 readers under `torch.compile`).
+bf16 is fast only on a CPU with AMX ("auto" picks it there). Figures are printed, never asserted.
 
     python -m bench.int8_check --kb ~/.cache/entqa/eval_kb_dev_20k.jsonl.gz \
         --dataset ../shared/data/aida/dev.ttl --docs 10 --k 20
@@ -37,6 +37,8 @@ def main() -> None:
     parser.add_argument("--docs", type=int, default=10, help="documents linked by each reader")
     parser.add_argument("--k", type=int, default=20, help="candidates per passage")
     parser.add_argument("--sample", type=int, default=2000, help="KB entities timed for the encoding speed")
+    parser.add_argument("--compile", action="store_true", help="also link with the fp32 and bf16 readers under "
+                                                               "torch.compile (dynamic shapes)")
     args = parser.parse_args()
 
     linker = Linker.from_pretrained(args.model, kb_path=args.kb,
@@ -83,10 +85,14 @@ def main() -> None:
     linked = documents[: args.docs]
     readers = {"fp32": linker.reader, "torch int8": int8_copy(linker.reader),
                **{name: cpu_reader(linker.reader, linker.builder, config) for name, config in configs.items()}}
+    if args.compile:
+        readers |= {f"{name} torch.compile": torch.compile(readers[name], dynamic=True) for name in ("fp32", "bf16")}
     for name, reader in readers.items():
         candidate = copy.copy(linker)
         candidate.reader = reader
-        candidate.link(linked[0].text)  # one-time costs off the clock
+        started = time.perf_counter()
+        candidate.link(linked[0].text)  # one-time costs (export, quantization, compilation) off the clock
+        print(f"reader {name}: first document {time.perf_counter() - started:.1f} s")
         started = time.perf_counter()
         scores = evaluate_linker(candidate, linked)
         print(f"reader {name}, first {len(linked)} docs, K={args.k}: {(time.perf_counter() - started) / len(linked):.2f} "

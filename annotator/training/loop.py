@@ -18,7 +18,7 @@ from torch import nn
 from tqdm.auto import tqdm
 from transformers import get_linear_schedule_with_warmup
 
-from annotator.quantization import cpu_precision
+from annotator.quantization import multiplies_bf16
 from annotator.tokenization import Batch, InputBuilder
 
 logger = logging.getLogger(__name__)
@@ -52,7 +52,8 @@ class TrainingConfig:
         save_steps: also save the resumable state every this many optimiser steps.
         encode_batch_size: texts per forward pass when encoding without gradients.
         cpu_precision: how the CPU computes forward passes: "bf16" (autocast; the weights and the optimiser
-            stay fp32), "fp32", or "auto" = bf16 where the CPU has AMX tiles, else fp32. A GPU always uses bf16.
+            stay fp32), "fp32", or "auto" = bf16 where the CPU multiplies bf16 (AVX-512 bf16 or AMX), else fp32.
+            A GPU always uses bf16.
     """
 
     epochs: int = 1
@@ -80,7 +81,7 @@ class TrainingConfig:
     @property
     def cpu_bf16(self) -> bool:
         """Whether forward passes on the CPU run under bf16 autocast."""
-        return cpu_precision(self.cpu_precision) == "bf16"
+        return self.cpu_precision == "bf16" or (self.cpu_precision == "auto" and multiplies_bf16())
 
     def to_file(self, path: str | Path, **extra: Any) -> None:
         """Writes the settings (and `extra` keys, e.g. the command line) as JSON."""
@@ -94,7 +95,8 @@ def seed_everything(seed: int) -> None:
 
 
 def autocast(device: torch.device, *, cpu_bf16: bool = False) -> contextlib.AbstractContextManager:
-    """bf16 autocast on CUDA; on the CPU only when asked (bf16 matmuls are slower than fp32 on CPUs without AMX)."""
+    """bf16 autocast on CUDA; on the CPU only when asked (bf16 matmuls are slower than fp32 on CPUs without bf16
+    instructions)."""
     if device.type == "cuda" or cpu_bf16:
         return torch.autocast(device.type, dtype=torch.bfloat16)
     return contextlib.nullcontext()

@@ -22,7 +22,7 @@ def nce_allowed(gold_mask: torch.Tensor, pair_passage: torch.Tensor, pair_entity
 
 
 def multilabel_nce_loss(passage_vectors: torch.Tensor, entity_vectors: torch.Tensor, gold_mask: torch.Tensor, *,
-                        scale: float) -> torch.Tensor:
+                        scale: float, replaced: tuple[torch.Tensor, torch.Tensor] | None = None) -> torch.Tensor:
     """Multi-label NCE with negatives shared across the batch (eq. 1).
 
     Every (passage, gold entity) pair is its own softmax instance over that gold and all entity columns
@@ -35,12 +35,18 @@ def multilabel_nce_loss(passage_vectors: torch.Tensor, entity_vectors: torch.Ten
         entity_vectors: (entities, d).
         gold_mask: (passages, entities) bool.
         scale: multiplies the inner products (a temperature for unit vectors).
+        replaced: (columns, vectors): these entity columns are scored against these (len(columns), d) vectors
+            instead of their rows of `entity_vectors` (e.g. a gold shown title-only), without copying a large
+            `entity_vectors`.
 
     Returns:
         The mean over instances of -log p(gold).
     """
     pair_passage, pair_entity = gold_mask.nonzero(as_tuple=True)
     logits = scale * passage_vectors @ entity_vectors.T  # (passages, entities)
+    if replaced is not None:
+        columns, vectors = replaced
+        logits = logits.index_copy(1, columns, scale * passage_vectors @ vectors.T)
     allowed = nce_allowed(gold_mask, pair_passage, pair_entity)
     instance_logits = logits[pair_passage].float().masked_fill(~allowed, float("-inf"))  # (pairs, entities)
     return F.cross_entropy(instance_logits, pair_entity)

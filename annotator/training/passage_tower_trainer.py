@@ -5,11 +5,14 @@ ranks gold entities well among thousands but not among a million (dev R@100 96.9
 the 1M KB). Here the entity tower and its built index stay fixed, so every entity of the KB can sit in
 the denominator of the multi-label NCE (eq. 1 with N(E, p) = all non-gold entities): the hardest
 negatives of the full KB are always present, and nothing needs re-encoding — the index stays valid.
+Described golds are shown title-only as often as the other stages do (description dropout): their
+title-only vectors are encoded once with the frozen entity tower and replace the index's in a step.
 """
 from __future__ import annotations
 
 import copy
 import logging
+import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,9 +24,10 @@ from annotator.config import LinkerConfig
 from annotator.reader import Reader
 from annotator.retriever import DualEncoder
 from annotator.tokenization import InputBuilder
-from annotator.training.data import KnowledgeBase, TrainingDocument, passages_with_golds
+from annotator.training.data import (KnowledgeBase, TrainingDocument, TrainingPassage, description_dropout,
+                                     passages_with_golds)
 from annotator.training.evaluation import evaluate_retriever
-from annotator.training.loop import LoopHooks, TrainingConfig, run_training, shuffled_batches
+from annotator.training.loop import LoopHooks, TrainingConfig, encode, run_training, shuffled_batches
 from annotator.training.losses import multilabel_nce_loss
 
 logger = logging.getLogger(__name__)
@@ -31,9 +35,15 @@ logger = logging.getLogger(__name__)
 
 @dataclass
 class PassageTowerTrainingConfig(TrainingConfig):
-    """Query-side settings on top of `TrainingConfig` (lr: 3e-5 measured on AIDA, see docs/RESULTS.md)."""
+    """Query-side settings on top of `TrainingConfig` (lr: 3e-5 measured on AIDA, see docs/RESULTS.md).
+
+    Attributes:
+        description_dropout: probability of showing a described gold title-only (None: chosen so that the
+            title-only share of golds matches the KB's; see `data.description_dropout`).
+    """
 
     lr: float = 3e-5
+    description_dropout: float | None = None
 
 
 def split_towers(retriever: DualEncoder, config: LinkerConfig) -> tuple[DualEncoder, LinkerConfig]:
@@ -72,7 +82,23 @@ class PassageTowerTrainer:
         self.config, self.linker_config, self.device = config, linker_config, device
         self.entities = entity_vectors.to(device)  # (rows, d)
         self.passages = passages_with_golds(train, limit=config.max_passages, seed=config.seed)
-        logger.info("%d training passages against all %d entities", len(self.passages), len(kb))
+        gold_rows = [g for p in self.passages for g in p.gold_rows]
+        gold_share, kb_share = kb.title_only_share(gold_rows), kb.title_only_share()
+        # The KB's entities are as they are: only golds can be shown title-only (p_negative is not used).
+        p_gold = description_dropout(gold_share, kb_share)[0]
+        self.p_gold = p_gold if config.description_dropout is None else config.description_dropout
+        self.title_only_row = {row: i for i, row in enumerate(sorted({g for g in gold_rows if kb.texts[g]}))}
+        self.title_only_vectors = self._title_only_vectors(list(self.title_only_row)) if self.p_gold > 0 else None
+        self.rng = random.Random(config.seed)
+        logger.info("%d training passages against all %d entities; title-only share: golds %.3f, KB %.3f -> "
+                    "description dropout p_gold=%.3f", len(self.passages), len(kb), gold_share, kb_share, self.p_gold)
+
+    def _title_only_vectors(self, rows: Sequence[int]) -> torch.Tensor:
+        """(len(rows), d) vectors of these KB entities without their description, from the frozen entity tower."""
+        self.retriever.eval()
+        inputs = self.builder.entity_inputs([self.kb.titles[r] for r in rows], [""] * len(rows))
+        return encode(self.retriever.embed_entities, self.builder, inputs, batch_size=self.config.encode_batch_size,
+                      device=self.device, desc="golds title-only").to(self.device)
 
     # -- hooks ---------------------------------------------------------------------------------
     def batches(self, epoch: int) -> list[Sequence[int]]:
@@ -85,7 +111,18 @@ class PassageTowerTrainer:
             gold_mask[i, sorted(passage.gold_rows)] = True
         vectors = self.retriever.embed_passages(self.builder.pad([p.input_ids for p in passages]).to(self.device))
         return multilabel_nce_loss(vectors, self.entities, gold_mask.to(self.device),
-                                   scale=self.linker_config.score_scale)
+                                   scale=self.linker_config.score_scale, replaced=self.shown_title_only(passages))
+
+    def shown_title_only(self, passages: Sequence[TrainingPassage]) -> tuple[torch.Tensor, torch.Tensor] | None:
+        """The batch's described golds drawn to be shown title-only, as (KB rows, their title-only vectors)."""
+        if self.title_only_vectors is None:
+            return None
+        golds = sorted({g for p in passages for g in p.gold_rows if g in self.title_only_row})
+        dropped = [g for g in golds if self.rng.random() < self.p_gold]
+        if not dropped:
+            return None
+        rows = torch.as_tensor(dropped, device=self.device)
+        return rows, self.title_only_vectors[[self.title_only_row[g] for g in dropped]]
 
     def evaluate(self, epoch: int) -> dict[str, float]:
         """Passage- and document-level R@1/10/100 of the dev passages against the whole KB (exact search)."""

@@ -44,7 +44,7 @@ def test_saved_index_loads_and_matches_brute_force(tmp_path: Path, tiny_kb: Path
                                                     builder: InputBuilder, bf16: bool,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     build(tmp_path, tiny_kb, retriever, builder, batch_size=5)
-    monkeypatch.setattr(annotator.retrieval, "_multiplies_bf16", lambda: bf16)
+    monkeypatch.setattr(annotator.retrieval, "multiplies_bf16", lambda: bf16)
     index = EntityIndex.load(tmp_path, use_gpu=False)
     assert isinstance(index.index, Bf16ExactIndex) == bf16
     assert index.titles == [e.title for e in read_kb(tiny_kb)]

@@ -31,6 +31,17 @@ def test_multilabel_nce_is_one_softmax_per_gold():
     assert torch.allclose(multilabel_nce_loss(passages, entities, gold_mask, scale=10.0), expected)
 
 
+def test_replaced_columns_score_as_if_their_rows_were_swapped():
+    passages, entities = F.normalize(torch.randn(2, 4), dim=-1), F.normalize(torch.randn(6, 4), dim=-1)
+    gold_mask = torch.tensor([[1, 0, 0, 1, 0, 0], [0, 0, 1, 1, 0, 0]], dtype=torch.bool)
+    columns, vectors = torch.tensor([3, 5]), F.normalize(torch.randn(2, 4), dim=-1)
+    swapped = entities.clone()
+    swapped[columns] = vectors
+    replaced = multilabel_nce_loss(passages, entities, gold_mask, scale=10.0, replaced=(columns, vectors))
+    assert torch.allclose(replaced, multilabel_nce_loss(passages, swapped, gold_mask, scale=10.0))
+    assert not torch.allclose(replaced, multilabel_nce_loss(passages, entities, gold_mask, scale=10.0))
+
+
 def test_reader_loss_targets_cls_for_non_gold_and_ignores_positions_outside_the_passage():
     pairs, width = 2, 6  # one passage, K = 2: candidate 0 gold at (2, 3), candidate 1 not
     start, end = torch.randn(pairs, width), torch.randn(pairs, width)

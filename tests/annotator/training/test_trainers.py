@@ -67,9 +67,11 @@ def test_one_reader_step_lowers_the_loss(precision, corpus, retriever, reader, b
     assert {p.dtype for p in reader.parameters()} == {torch.float32}
 
 
-@pytest.mark.parametrize(("amx", "bf16"), [(False, False), (True, True)])
-def test_cpu_training_autocasts_to_bf16_where_the_cpu_has_amx_unless_told(amx, bf16, monkeypatch):
+@pytest.mark.parametrize(("amx", "avx512_bf16", "bf16"),
+                         [(False, False, False), (True, False, True), (False, True, True), (True, True, True)])
+def test_cpu_training_autocasts_to_bf16_where_the_cpu_multiplies_bf16_unless_told(amx, avx512_bf16, bf16, monkeypatch):
     monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: amx)
+    monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: avx512_bf16)
     assert TrainingConfig().cpu_bf16 is bf16
     assert not TrainingConfig(cpu_precision="fp32").cpu_bf16 and TrainingConfig(cpu_precision="bf16").cpu_bf16
     with autocast(torch.device("cpu"), cpu_bf16=TrainingConfig().cpu_bf16):
@@ -98,6 +100,47 @@ def test_passage_tower_step_lowers_the_loss_and_leaves_the_entity_tower_alone(co
     assert weights_identity(retriever.entity_tower) == entity_tower  # the index built before stays valid
     assert retriever.passage_encoder.get_input_embeddings() is retriever.entity_tower.get_input_embeddings()
     assert "passage_R@100" in trainer.evaluate(1)
+
+
+@pytest.mark.parametrize("dropout", [None, 1.0, 0.0])
+def test_passage_tower_shows_described_golds_title_only_with_the_frozen_tower(dropout, corpus, split_retriever,
+                                                                              builder):
+    kb, docs = corpus
+    retriever, linker_config = split_retriever
+    vectors = encode(retriever.embed_entities, builder, builder.entity_inputs(kb.titles, kb.texts), batch_size=4,
+                     device=torch.device("cpu"), desc="entities")
+    trainer = PassageTowerTrainer(retriever, builder, kb, vectors, docs, docs,
+                                  config=PassageTowerTrainingConfig(description_dropout=dropout),
+                                  linker_config=linker_config, device=torch.device("cpu"))
+    golds = [g for p in trainer.passages for g in p.gold_rows]
+    described = sorted({g for g in golds if kb.texts[g]})
+    draws = [trainer.shown_title_only(trainer.passages) for _ in range(400)]
+    if dropout == 0.0:
+        assert all(shown is None for shown in draws)
+        return
+    if dropout is None:  # chosen so that golds are title-only as often as the KB's entries
+        share, kb_share = kb.title_only_share(golds), kb.title_only_share()
+        assert 0 < trainer.p_gold < 1
+        assert share + (1 - share) * trainer.p_gold == pytest.approx(kb_share)
+        dropped = sum(len(shown[0]) for shown in draws if shown is not None)
+        assert dropped / (400 * len(described)) == pytest.approx(trainer.p_gold, abs=0.05)
+    else:
+        assert all(shown[0].tolist() == described for shown in draws)
+        with torch.no_grad():  # the loss scores those golds by their title-only vectors
+            retriever.eval()
+            batch = trainer.batches(0)[0]
+            loss = trainer.loss(batch)
+            rows, title_only = trainer.shown_title_only([trainer.passages[i] for i in batch])
+            trainer.entities = trainer.entities.clone()
+            trainer.entities[rows] = title_only
+            trainer.title_only_vectors = None
+            assert torch.allclose(trainer.loss(batch), loss)
+    rows, title_only = next(shown for shown in draws if shown is not None)
+    assert set(rows.tolist()) <= set(described)
+    expected = encode(retriever.embed_entities, builder, builder.entity_inputs([kb.titles[r] for r in rows], [""] * len(rows)),
+                      batch_size=4, device=torch.device("cpu"), desc="title-only")
+    assert torch.allclose(title_only, expected, atol=1e-6)
+    assert not torch.allclose(title_only, vectors[rows], atol=1e-3)
 
 
 def test_entity_tower_step_lowers_the_loss_and_leaves_the_passage_tower_alone(corpus, split_retriever, builder):
