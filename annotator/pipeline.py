@@ -277,7 +277,8 @@ class Linker:
         chunks = [order[first:first + size] for first in range(0, pairs, size)]
         # All cut before the first pass: torch's threads (cutting) and ONNX Runtime's (reading) would
         # otherwise wake each other between passes (docs/RESULTS.md §27).
-        for chosen, part in zip(chunks, [batch.rows(chosen) for chosen in chunks]):
+        parts = [batch.rows(chunk) for chunk in chunks]
+        for chosen, part in zip(chunks, parts):
             part_start, part_end, part_rerank = self._forward(part, width)
             columns = part_start.shape[1]
             start[chosen, :columns], end[chosen, :columns], rerank[chosen] = part_start, part_end, part_rerank
