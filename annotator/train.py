@@ -43,7 +43,8 @@ _OVERRIDES = {"epochs": "epochs", "batch_size": "batch_size", "grad_accumulation
               "max_steps": "max_steps", "dev_docs": "dev_docs", "eval_kb_size": "eval_kb_size",
               "threads": "threads", "seed": "seed", "save_steps": "save_steps",
               "description_dropout": "description_dropout", "eval_top_k": "eval_top_k", "hard_share": "hard_share",
-              "eval_competitors": "eval_competitors", "cpu_precision": "cpu_precision"}
+              "eval_competitors": "eval_competitors", "cpu_precision": "cpu_precision",
+              "both_towers": "both_towers"}
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -77,6 +78,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--hard-share", type=float, help="retriever, entity-tower: share of hard negatives")
     parser.add_argument("--eval-competitors", type=int,
                         help="entity-tower: top entities of each dev passage under the index added to the dev index")
+    parser.add_argument("--both-towers", action="store_true", default=None,
+                        help="entity-tower: train the passage tower too (the index's competitors mined once)")
     parser.add_argument("--candidates", type=int, help="reader: candidates per passage")
     parser.add_argument("--candidate-kb-size", type=int, help="reader: random entities in the candidate index")
     parser.add_argument("--max-passages", type=int, help="train on a random subset of passages")

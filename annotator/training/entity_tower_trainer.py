@@ -5,7 +5,8 @@ a few thousand entities, so the entity tower never meets most of the entities th
 full KB. Here the passage tower stays fixed, so each training passage's strongest non-gold entities in
 the built index of the whole KB stay its strongest competitors: they are mined once and re-encoded, with
 uniform random negatives, in every step's multi-label NCE (eq. 1). The entity vectors change, so the KB's
-index must be rebuilt after this stage (`python -m annotator.index`).
+index must be rebuilt after this stage (`python -m annotator.index`). With `both_towers` the passage tower
+learns too, against the same competitors, mined once when the run (or its resumption) starts.
 """
 from __future__ import annotations
 
@@ -36,17 +37,20 @@ class EntityTowerTrainingConfig(RetrieverTrainingConfig):
         eval_competitors: per dev passage, its highest-ranked entities under the frozen index that join
             the dev golds and `eval_kb_size` random entities in the evaluation index, so that the dev
             recall after each epoch is measured against the entities that compete in the full KB.
+        both_towers: train the passage tower too (not the word embeddings): both towers learn against the
+            full KB's competitors, which stay those mined from the index at the start.
     """
 
     negatives: int = 96
     hard_share: float = 0.5
     eval_kb_size: int = 5_000
     eval_competitors: int = 20
+    both_towers: bool = False
 
 
 class EntityTowerTrainer(RetrieverTrainer):
-    """A `RetrieverTrainer` whose passage tower (and the word embeddings it shares) is frozen, with hard
-    negatives mined from the vectors of the whole KB's index."""
+    """A `RetrieverTrainer` whose passage tower (unless `both_towers`) and the word embeddings it shares are
+    frozen, with hard negatives mined from the vectors of the whole KB's index."""
 
     def __init__(self, retriever: DualEncoder, builder: InputBuilder, kb: KnowledgeBase,
                  entity_vectors: torch.Tensor, train: Sequence[TrainingDocument], dev: Sequence[TrainingDocument], *,
@@ -54,7 +58,7 @@ class EntityTowerTrainer(RetrieverTrainer):
                  reader: Reader | None = None) -> None:
         """
         Args:
-            retriever: a retriever with separate towers; its passage tower is frozen here.
+            retriever: a retriever with separate towers; its passage tower is frozen here unless `both_towers`.
             entity_vectors: (KB rows, d) vectors of the index built with its entity tower, row = KB row.
         """
         if retriever.entity_encoder is None:
@@ -73,6 +77,9 @@ class EntityTowerTrainer(RetrieverTrainer):
                                         config.eval_kb_size, seed=config.seed + 1)
         logger.info("evaluation index: %d dev golds and competitors plus %d random entities",
                     len(self.eval_rows) - config.eval_kb_size, config.eval_kb_size)
+        if config.both_towers:
+            retriever.passage_encoder.requires_grad_(True)
+            retriever.passage_encoder.get_input_embeddings().requires_grad_(False)
 
     def _encode_passages(self, sequences: Sequence[Sequence[int]], desc: str) -> torch.Tensor:
         self.retriever.eval()
@@ -80,12 +87,14 @@ class EntityTowerTrainer(RetrieverTrainer):
                       batch_size=self.config.encode_batch_size, device=self.device, desc=desc).to(self.device)
 
     def mine_hard_negatives(self, epoch: int) -> None:
-        """Ranks the whole KB for every training passage, once: the index's vectors and the passage tower stay
-        fixed in this stage, so the ranking does too."""
+        """Ranks the whole KB for every training passage, once, by the index's vectors and the passage tower as
+        it is then (with `both_towers`, ranking again would need the KB encoded again)."""
         if self.config.hard_share <= 0 or any(self.hard):
             return
         self.keep_hard_negatives(self.frozen_passages, self.entities)
         logger.info("mined hard negatives over all %d entities", len(self.kb))
 
     def passage_vectors(self, indices: Sequence[int]) -> torch.Tensor:
+        if self.config.both_towers:
+            return super().passage_vectors(indices)
         return self.frozen_passages[torch.as_tensor(list(indices))]

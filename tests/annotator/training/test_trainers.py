@@ -143,14 +143,17 @@ def test_passage_tower_shows_described_golds_title_only_with_the_frozen_tower(dr
     assert not torch.allclose(title_only, vectors[rows], atol=1e-3)
 
 
-def test_entity_tower_step_lowers_the_loss_and_leaves_the_passage_tower_alone(corpus, split_retriever, builder):
+@pytest.mark.parametrize("both_towers", [False, True])
+def test_entity_tower_step_lowers_the_loss_and_trains_the_passage_tower_only_if_asked(both_towers, corpus,
+                                                                                     split_retriever, builder):
     kb, docs = corpus
     retriever, linker_config = split_retriever
     passage_tower, entity_tower = weights_identity(retriever.passage_encoder), weights_identity(retriever.entity_tower)
+    word_embeddings = weights_identity(retriever.passage_encoder.get_input_embeddings())
     vectors = encode(retriever.embed_entities, builder, builder.entity_inputs(kb.titles, kb.texts), batch_size=4,
                      device=torch.device("cpu"), desc="entities")
     config = EntityTowerTrainingConfig(lr=1e-3, warmup=0.0, negatives=4, hard_per_passage=2, eval_kb_size=2,
-                                       eval_competitors=1)
+                                       eval_competitors=1, both_towers=both_towers)
     trainer = EntityTowerTrainer(retriever, builder, kb, vectors, docs, docs, config=config,
                                  linker_config=linker_config, device=torch.device("cpu"))
     trainer.mine_hard_negatives(0)
@@ -161,7 +164,8 @@ def test_entity_tower_step_lowers_the_loss_and_leaves_the_passage_tower_alone(co
     assert set(best.tolist()) | {g for d in docs for g in d.gold_rows} <= set(trainer.eval_rows)
     before, after = loss_before_and_after_one_step(trainer, retriever, trainer.batches(0)[0], config)
     assert after < before
-    assert weights_identity(retriever.passage_encoder) == passage_tower  # and the word embeddings it shares
+    assert (weights_identity(retriever.passage_encoder) != passage_tower) == both_towers
+    assert weights_identity(retriever.passage_encoder.get_input_embeddings()) == word_embeddings  # shared, frozen
     assert weights_identity(retriever.entity_tower) != entity_tower
     assert "passage_R@100" in trainer.evaluate(1)
 
