@@ -67,9 +67,10 @@ class EntityTowerTrainer(RetrieverTrainer):
             raise ValueError(f"{len(entity_vectors)} entity vectors for a KB of {len(kb)} entities")
         super().__init__(retriever, builder, kb, train, dev, config=config, linker_config=linker_config,
                          device=device, reader=reader)
-        retriever.passage_encoder.requires_grad_(False)
+        retriever.passage_encoder.requires_grad_(config.both_towers)
+        retriever.passage_encoder.get_input_embeddings().requires_grad_(False)  # shared with the entity tower
         self.entities = entity_vectors
-        # Frozen and in eval mode (no dropout): the passage vectors are computed once.
+        # Once, in eval mode (no dropout): the vectors competitors are mined with, and trained against unless both_towers.
         self.frozen_passages = self._encode_passages([p.input_ids for p in self.passages], "train passages")
         dev_passages = self._encode_passages([p.input_ids for d in dev for p in d.passages], "dev passages")
         competitors = top_k(dev_passages, self.entities, config.eval_competitors).flatten().tolist()
@@ -77,9 +78,6 @@ class EntityTowerTrainer(RetrieverTrainer):
                                         config.eval_kb_size, seed=config.seed + 1)
         logger.info("evaluation index: %d dev golds and competitors plus %d random entities",
                     len(self.eval_rows) - config.eval_kb_size, config.eval_kb_size)
-        if config.both_towers:
-            retriever.passage_encoder.requires_grad_(True)
-            retriever.passage_encoder.get_input_embeddings().requires_grad_(False)
 
     def _encode_passages(self, sequences: Sequence[Sequence[int]], desc: str) -> torch.Tensor:
         self.retriever.eval()
