@@ -70,7 +70,7 @@ class EntityTowerTrainer(RetrieverTrainer):
         retriever.passage_encoder.requires_grad_(config.both_towers)
         retriever.passage_encoder.get_input_embeddings().requires_grad_(False)  # shared with the entity tower
         self.entities = entity_vectors
-        # Once, in eval mode (no dropout): the vectors competitors are mined with, and trained against unless both_towers.
+        # Once, in eval mode (no dropout): competitors are mined with these (and, unless both_towers, trained against).
         self.frozen_passages = self._encode_passages([p.input_ids for p in self.passages], "train passages")
         dev_passages = self._encode_passages([p.input_ids for d in dev for p in d.passages], "dev passages")
         competitors = top_k(dev_passages, self.entities, config.eval_competitors).flatten().tolist()
