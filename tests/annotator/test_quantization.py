@@ -59,11 +59,13 @@ def test_a_low_precision_reader_stays_close_to_fp32(quantize) -> None:
     for a, b in ((full.start, low.start), (full.end, low.end)):
         assert np.corrcoef(a[:, :width].flatten().numpy(), b[:, :width].flatten().numpy())[0, 1] > 0.97
     # Clear decisions survive int8: candidates more than 0.5 apart in fp32 keep their order (the club stays
-    # ahead of both Parises; the closer pairs, 0.15-0.45 apart with the step-10 reader, may swap).
+    # ahead of both Parises; closer pairs may swap: the step-14 reader's club and city, 0.46 apart, do).
     clear = full.rerank[:, None] - full.rerank[None, :] > 0.5
     assert clear.any() and bool((low.rerank[:, None] - low.rerank[None, :] > 0)[clear].all())
-    if quantize in (OnnxInt8Reader, "read positions"):  # every rerank logit within a third of fp32's
-        assert torch.allclose(full.rerank, low.rerank, atol=0.35)  # torch's copy strays 0.71 here
+    if quantize in (OnnxInt8Reader, "read positions"):
+        # Every rerank logit within half a unit: over 3,296 dev (passage, candidate) pairs the 95th percentile
+        # of |int8 - fp32| is 0.39 for the step-14 reader and 0.45 for step 11 (docs/RESULTS.md §32).
+        assert torch.allclose(full.rerank, low.rerank, atol=0.5)
         assert "QAttention" in quantized.operators  # the padded batch ran through fused int8 attention
     if quantize == "bf16":  # AMX's choice: closer to fp32 than int8
         assert torch.allclose(full.rerank, low.rerank, atol=0.1)
