@@ -65,13 +65,19 @@ def load_redirects(path: Path) -> dict[str, str]:
 
     Returns:
         Source URI → target URI (titles turned into DBpedia URIs).
+
+    Raises:
+        ValueError: a line does not hold exactly two columns (a table of another shape would otherwise
+            turn its first two columns into nonsense redirects and change no score, silently).
     """
     table = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip():
             continue
-        source, target = (part if part.startswith("http") else dbpedia_uri(part)
-                          for part in line.split("\t")[:2])
+        parts = line.split("\t")
+        if len(parts) != 2:
+            raise ValueError(f"{path}:{number}: a redirects line is source<TAB>target, not {len(parts)} column(s)")
+        source, target = (part if part.startswith("http") else dbpedia_uri(part) for part in parts)
         table[source] = target
     return table
 

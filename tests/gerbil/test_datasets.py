@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from gerbil.client import Answer, Task
 from gerbil.datasets import load_dataset, load_nif, load_redirects
 from gerbil.experiment import evaluate, to_markings
@@ -64,3 +66,11 @@ def test_redirects_table_turns_titles_into_uris(tmp_path: Path, resources: Path)
     assert redirects == {DBR + "Florida_Marlins": DBR + "Miami_Marlins", DBR + "Old": DBR + "New"}
     dataset = load_dataset("shape", str(resources / "gerbil_shape.ttl"), redirects=redirects)
     assert dataset.redirects == redirects
+
+
+def test_a_table_of_another_shape_is_refused_with_its_line(tmp_path: Path) -> None:
+    # e.g. ../shared/data/aida/dev_title_variants.tsv, whose renames need picking out first
+    table = tmp_path / "variants.tsv"
+    table.write_text("Old\tNew\ndoc_uri\tbegin\tend\tanchor\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"variants\.tsv:2: .* not 4 column"):
+        load_redirects(table)
