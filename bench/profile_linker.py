@@ -1,0 +1,86 @@
+"""Bench: where the real linker's time goes, per document, on the device it runs on (a GPU where there is one).
+
+The dataset's first documents are linked in process after a warm-up, three times over: timed alone (ms/doc
+mean, p50, p95), under cProfile (the `annotator/` functions by cumulative time; each stage ends by copying its
+results to the host, so on a GPU a stage's waits land in that stage), and under torch.profiler (the operators
+and kernels that took longest, on the CPU and, on a GPU, on the device). docs/RESULTS.md §33 left about 60 ms
+of a GPU request unexplained; this is the command to break it down. Figures are printed, never asserted.
+
+    python -m bench.profile_linker --model models/entqa-minilm --kb ../shared/data/kb/entities.jsonl.gz \
+        --dataset ../shared/data/aida/dev.ttl --docs 40 --k 100
+"""
+from __future__ import annotations
+
+import argparse
+import cProfile
+import pstats
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch.profiler import ProfilerActivity, profile
+
+from annotator.pipeline import Linker
+from bench.e2e_http import REPOSITORY, with_top_k
+from gerbil.datasets import load_dataset
+
+
+def stage_table(stats: pstats.Stats, documents: int, *, top: int, package: str = "annotator") -> str:
+    """The `package`'s functions by cumulative time per document, costliest first, one line each."""
+    rows = sorted(((cumulative, calls, f"{Path(file).parent.name}/{Path(file).name}:{line} {name}")
+                   for (file, line, name), (_, calls, _, cumulative, _) in stats.stats.items()
+                   if Path(file).parent.name == package), reverse=True)
+    lines = [f"{'ms/doc':>9} {'calls':>7}  {package}/ function (cumulative)"]
+    lines += [f"{1000 * seconds / documents:9.2f} {calls:7d}  {where}" for seconds, calls, where in rows[:top]]
+    return "\n".join(lines)
+
+
+def link_all(linker: Linker, texts: Sequence[str], synchronize: Callable[[], None]) -> list[float]:
+    """Seconds per document, each linked alone (as GERBIL sends them) and waited for."""
+    seconds = []
+    for text in texts:
+        started = time.perf_counter()
+        linker.link(text)
+        synchronize()
+        seconds.append(time.perf_counter() - started)
+    return seconds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", default=str(REPOSITORY / "models" / "entqa-minilm"), help="checkpoint folder")
+    parser.add_argument("--kb", help="KB file (default: the checkpoint's demo KB; other KBs' index from the cache)")
+    parser.add_argument("--dataset", required=True, help="NIF corpus (only its texts are linked)")
+    parser.add_argument("--docs", type=int, default=40, help="the first N documents")
+    parser.add_argument("--k", type=int, help="candidates per passage (default: the checkpoint's)")
+    parser.add_argument("--warmup", type=int, default=3, help="documents linked first, untimed")
+    parser.add_argument("--top", type=int, default=25, help="lines in each table")
+    args = parser.parse_args()
+
+    linker = Linker.from_pretrained(args.model, kb_path=args.kb)
+    if args.k is not None:
+        linker = with_top_k(linker, args.k)
+    on_gpu = linker.device.type == "cuda"
+    synchronize = torch.cuda.synchronize if on_gpu else (lambda: None)
+    texts = [d.text for d in load_dataset("dataset", args.dataset).documents[: args.docs]]
+    link_all(linker, texts[: args.warmup], synchronize)
+    print(f"{len(texts)} documents, K={linker.config.top_k}, {len(linker.index):,} entities, "
+          f"{linker.describe().get('device', linker.device.type)}")
+
+    ms = 1000 * np.asarray(link_all(linker, texts, synchronize))
+    print(f"alone: ms/doc mean {ms.mean():.1f}, p50 {np.percentile(ms, 50):.1f}, p95 {np.percentile(ms, 95):.1f}")
+
+    stages = cProfile.Profile()
+    stages.runcall(link_all, linker, texts, synchronize)
+    print(stage_table(pstats.Stats(stages), len(texts), top=args.top))
+
+    with profile(activities=[ProfilerActivity.CPU, *([ProfilerActivity.CUDA] if on_gpu else [])]) as operators:
+        link_all(linker, texts, synchronize)
+    print(operators.key_averages().table(sort_by="self_device_time_total" if on_gpu else "self_cpu_time_total",
+                                         row_limit=args.top))
+
+
+if __name__ == "__main__":
+    main()
