@@ -18,11 +18,11 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-import numpy as np
 from torch.profiler import ProfilerActivity, profile
 
 from annotator.pipeline import Linker
 from bench.e2e_http import REPOSITORY, with_top_k
+from bench.host_overhead import summary
 from gerbil.datasets import load_dataset
 
 
@@ -67,8 +67,7 @@ def main() -> None:
     print(f"{len(texts)} documents, K={linker.config.top_k}, {len(linker.index):,} entities, "
           f"{linker.describe()['device']}")
 
-    ms = 1000 * np.asarray(link_all(linker, texts))
-    print(f"alone: ms/doc mean {ms.mean():.1f}, p50 {np.percentile(ms, 50):.1f}, p95 {np.percentile(ms, 95):.1f}")
+    print(f"alone: {summary(link_all(linker, texts))}")
 
     stages = cProfile.Profile()
     stages.runcall(link_all, linker, texts)
