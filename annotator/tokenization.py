@@ -48,10 +48,11 @@ class Batch:
                      None if self.token_type_ids is None else self.token_type_ids.to(device))
 
     def rows(self, index: np.ndarray) -> Batch:
-        """The given rows, cut to the longest of them (right padding)."""
+        """The given rows, cut after the last position any of them attends to."""
         index = torch.as_tensor(index)
         mask = self.attention_mask[index]
-        width = int(mask.sum(1).max())
+        attended = mask.any(0).nonzero()
+        width = int(attended.max()) + 1 if len(attended) else 0
         return Batch(self.input_ids[index, :width], mask[:, :width],
                      None if self.token_type_ids is None else self.token_type_ids[index, :width])
 
@@ -109,9 +110,16 @@ class InputBuilder:
                 for i, s in enumerate(starts)]
 
     def passage_input(self, passage: Passage, topic_ids: Sequence[int]) -> list[int]:
-        """`[CLS] passage [unused1] topic [SEP]` (the topic part only when there is one)."""
+        """`[CLS] passage [unused1] topic [SEP]` (the topic part only when there is one).
+
+        A passage shorter than the window (a document of fewer than L-2 wordpieces) is filled up to the
+        window with [PAD], which every batch masks, so that the topic and the entity keep the positions they
+        had in training: only full windows occur there (every AIDA document is longer), and with them shifted
+        the reader marked almost no mention of a short text (docs/RESULTS.md §36).
+        """
+        fill = [self.pad_id] * (self.config.passage_len - 2 - len(passage.ids))
         topic = [self.topic_marker_id, *topic_ids] if topic_ids else []
-        return [self.cls_id, *passage.ids, *topic, self.sep_id]
+        return [self.cls_id, *passage.ids, *fill, *topic, self.sep_id]
 
     # -- entities ----------------------------------------------------------------------------
     def entity_inputs(self, titles: Sequence[str], texts: Sequence[str]) -> list[list[int]]:
@@ -154,6 +162,7 @@ class InputBuilder:
         entity_ids = np.asarray(entity_ids, dtype=np.int64)
         from_entity = np.take_along_axis(entity_ids, np.clip(positions - first + 1, 0, entity_ids.shape[1] - 1), 1)
         input_ids = np.where(in_passage, from_passage, np.where(mask, from_entity, self.pad_id))
+        mask &= input_ids != self.pad_id  # a short passage's fill (`passage_input`)
         token_types = torch.from_numpy((mask & ~in_passage).astype(np.int64)) if self.uses_token_types else None
         return Batch(torch.from_numpy(input_ids), torch.from_numpy(mask.astype(np.int64)), token_types)
 
@@ -163,6 +172,7 @@ class InputBuilder:
         input_ids = torch.from_numpy(np.array(ids[:, :width], dtype=np.int64))
         attention_mask = (torch.arange(width).unsqueeze(0) < torch.from_numpy(lengths.astype(np.int64)).unsqueeze(1))
         input_ids[~attention_mask] = self.pad_id
+        attention_mask &= input_ids != self.pad_id  # a short passage's fill (`passage_input`)
         token_types = torch.zeros_like(input_ids) if self.uses_token_types else None
         return Batch(input_ids, attention_mask.long(), token_types)
 

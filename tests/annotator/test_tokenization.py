@@ -47,6 +47,26 @@ def test_short_document_is_one_passage_and_empty_has_none(builder: InputBuilder)
     assert builder.split_passages(builder.tokenize_document(" \t\n")) == []
 
 
+def test_a_short_passage_is_filled_to_the_window_and_the_fill_is_masked(builder: InputBuilder) -> None:
+    # Training only sees full windows: the topic and the entity keep their positions (docs/RESULTS.md §36).
+    short = builder.tokenize_document("SOCCER - Lyon beat Paris")
+    full = builder.tokenize_document(" ".join(f"word{i}" for i in range(20)))
+    [passage] = builder.split_passages(short)
+    short_input = builder.passage_input(passage, short.topic_ids)
+    full_input = builder.passage_input(builder.split_passages(full)[0], full.topic_ids)
+    width, n = TINY_CONFIG.passage_len - 2, len(passage.ids)
+    assert n < width
+    assert short_input[:1 + width] == [builder.cls_id, *passage.ids, *[builder.pad_id] * (width - n)]
+    assert short_input.index(builder.topic_marker_id) == full_input.index(builder.topic_marker_id) == 1 + width
+    attended = [1] * (1 + n) + [0] * (width - n) + [1] * (len(short_input) - 1 - width)
+    assert builder.pad([short_input]).attention_mask.tolist() == [attended]
+    entity = [builder.cls_id, 41, 42, builder.sep_id]
+    batch = builder.reader_batch([short_input], np.array([0]), *right_padded([entity], builder.pad_id))
+    assert batch.attention_mask.tolist() == [attended + [1] * 3]
+    assert batch.input_ids[0, -3:].tolist() == [41, 42, builder.sep_id]
+    assert torch.equal(batch.rows(np.array([0])).input_ids, batch.input_ids)  # the masked fill cuts nothing off
+
+
 def test_topic_is_the_first_word_and_can_be_switched_off(tokenizer: PreTrainedTokenizerBase) -> None:
     with_topic = InputBuilder(tokenizer, TINY_CONFIG)
     document = with_topic.tokenize_document("SOCCER - Lyon beat Paris")
