@@ -157,12 +157,13 @@ class InputBuilder:
         first = passage_lengths[pair_passages][:, None]  # where each pair's entity part begins
         lengths = first[:, 0] + np.asarray(entity_lengths, dtype=np.int64) - 1  # the entity's [CLS] is dropped
         positions = np.arange(lengths.max(initial=1))[None, :]
-        in_passage, mask = positions < first, positions < lengths[:, None]
+        in_passage = positions < first
         from_passage = passages[pair_passages[:, None], np.minimum(positions, passages.shape[1] - 1)]
         entity_ids = np.asarray(entity_ids, dtype=np.int64)
         from_entity = np.take_along_axis(entity_ids, np.clip(positions - first + 1, 0, entity_ids.shape[1] - 1), 1)
-        input_ids = np.where(in_passage, from_passage, np.where(mask, from_entity, self.pad_id))
-        mask &= input_ids != self.pad_id  # a short passage's fill (`passage_input`)
+        input_ids = np.where(in_passage, from_passage,
+                             np.where(positions < lengths[:, None], from_entity, self.pad_id))
+        mask = input_ids != self.pad_id  # also masks a short passage's fill (`passage_input`)
         token_types = torch.from_numpy((mask & ~in_passage).astype(np.int64)) if self.uses_token_types else None
         return Batch(torch.from_numpy(input_ids), torch.from_numpy(mask.astype(np.int64)), token_types)
 
@@ -170,9 +171,9 @@ class InputBuilder:
         """A batch of id rows already right-padded with anything (an index's entity_ids.npy) and their lengths."""
         width = int(lengths.max())
         input_ids = torch.from_numpy(np.array(ids[:, :width], dtype=np.int64))
-        attention_mask = (torch.arange(width).unsqueeze(0) < torch.from_numpy(lengths.astype(np.int64)).unsqueeze(1))
-        input_ids[~attention_mask] = self.pad_id
-        attention_mask &= input_ids != self.pad_id  # a short passage's fill (`passage_input`)
+        beyond = torch.arange(width).unsqueeze(0) >= torch.from_numpy(lengths.astype(np.int64)).unsqueeze(1)
+        input_ids[beyond] = self.pad_id
+        attention_mask = input_ids != self.pad_id  # also masks a short passage's fill (`passage_input`)
         token_types = torch.zeros_like(input_ids) if self.uses_token_types else None
         return Batch(input_ids, attention_mask.long(), token_types)
 

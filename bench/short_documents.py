@@ -35,14 +35,14 @@ def sentence_documents(document: NifDocument) -> list[NifDocument]:
     """
     cuts = [m.end() for m in _SENTENCE_END.finditer(document.text)
             if not any(a.start < m.end() and m.start() < a.end for a in document.annotations)]
+    base = document.uri.split("#")[0]
     pieces = []
     for begin, end in zip([0, *cuts], [*cuts, len(document.text)]):
         text = document.text[begin:end].rstrip()
-        if not text.strip():
+        if not text:
             continue
         annotations = tuple(dataclasses.replace(a, start=a.start - begin, end=a.end - begin)
                             for a in document.annotations if begin <= a.start and a.end <= begin + len(text))
-        base = document.uri.split("#")[0]
         pieces.append(NifDocument(f"{base}/sentence-{len(pieces)}#char=0,{len(text)}", text, annotations))
     return pieces
 
@@ -72,8 +72,8 @@ def main() -> None:
     window = linker.config.passage_len - 2
     short = [i for i, d in enumerate(documents) if len(linker.builder.tokenize_document(d.text).ids) < window]
 
-    print(f"{dataset.name} cut into sentences, {task.value.upper()}, K={linker.config.top_k}, γ={linker.config.threshold:g}, "
-          f"{linker.describe()['device']}")
+    print(f"{dataset.name} cut into sentences, {task.value.upper()}, K={linker.config.top_k}, "
+          f"γ={linker.config.threshold:g}, {linker.describe()['device']}")
     print(f"{'documents':<30}{'count':>10}{'golds':>8}{'P':>8}{'R':>8}{'F1':>8}{'macro F1':>10}")
     print(f"{'all sentences':<30}{_scores(dataset, documents, answers, task)}")
     print(f"{f'shorter than {window} wordpieces':<30}"
