@@ -26,7 +26,8 @@ import faiss
 import numpy as np
 import torch
 
-from annotator.retrieval import INDEX_FACTORIES, Bf16ExactIndex, new_faiss_index
+from annotator.exact_search import Bf16ExactIndex
+from annotator.retrieval import INDEX_FACTORIES, new_faiss_index
 
 BF16_EXACT = "flat-bf16"
 

@@ -13,7 +13,8 @@ import annotator.retrieval
 from annotator.checkpoint import load_config, load_retriever
 from annotator.errors import ConfigError, ModelLoadError
 from annotator.kb import read_kb
-from annotator.retrieval import Bf16ExactIndex, EntityIndex, TorchExactIndex, index_identity, new_faiss_index
+from annotator.exact_search import Bf16ExactIndex
+from annotator.retrieval import EntityIndex, index_identity, new_faiss_index
 from annotator.retriever import DualEncoder
 from annotator.tokenization import InputBuilder
 
@@ -91,48 +92,6 @@ def test_approximate_indexes_build_and_search(tmp_path: Path, tiny_kb: Path, ret
     if index_type == "ivfpq":  # the search settings survive the file
         assert faiss.downcast_index(index.index).k_factor == 8
         assert faiss.extract_index_ivf(index.index).nprobe == faiss.extract_index_ivf(index.index).nlist
-
-
-def test_torch_exact_index_finds_the_brute_force_top_k_in_query_chunks() -> None:
-    # The GPU's flat index without a faiss GPU build; the same code runs on the CPU here.
-    generator = np.random.default_rng(0)
-    vectors = generator.standard_normal((3000, 32)).astype(np.float16)
-    queries = generator.standard_normal((7, 32)).astype(np.float32)
-    index = TorchExactIndex(vectors, torch.device("cpu"), query_chunk=3)
-    scores, rows = index.search(queries, 5)
-    expected_scores, expected_rows = brute_force(vectors, queries, 5)
-    assert index.ntotal == 3000 and rows.dtype == np.int64 and scores.shape == (7, 5)
-    np.testing.assert_array_equal(rows, expected_rows)
-    np.testing.assert_allclose(scores, expected_scores, rtol=1e-2, atol=2e-2)
-    assert index.search(queries[:0], 5)[1].shape == (0, 5)
-
-
-@pytest.mark.parametrize("spread", [1.0, 1e-3], ids=["apart: bf16 candidates proven", "crowded: fp32 search"])
-def test_bf16_exact_index_finds_the_brute_force_top_k(spread: float, monkeypatch: pytest.MonkeyPatch) -> None:
-    # Vectors far apart leave bf16's rounding no room to change the top k; vectors crowded around one point
-    # (scores closer than bf16 can tell) leave no proof, and the query is searched in fp32.
-    generator = np.random.default_rng(1)
-    centre = generator.standard_normal(32)
-    vectors = (centre + spread * generator.standard_normal((3000, 32))).astype(np.float16)
-    queries = generator.standard_normal((7, 32)).astype(np.float32)
-    index = Bf16ExactIndex(vectors, chunk=700, query_chunk=3)  # five chunks of rows, three of queries
-    searched_in_fp32 = []
-    search_fp32 = index.search_fp32
-    monkeypatch.setattr(index, "search_fp32", lambda q, k: searched_in_fp32.append(len(q)) or search_fp32(q, k))
-    scores, rows = index.search(queries, 5)
-    expected_scores, expected_rows = brute_force(vectors, queries, 5)
-    assert index.ntotal == 3000 and rows.dtype == np.int64 and scores.dtype == np.float32
-    np.testing.assert_array_equal(rows, expected_rows)
-    np.testing.assert_allclose(scores, expected_scores, rtol=1e-5, atol=1e-5)
-    assert sum(searched_in_fp32) == (0 if spread == 1.0 else 7)
-
-
-def test_bf16_exact_index_with_k_beyond_its_candidates_or_no_queries() -> None:
-    vectors = np.random.default_rng(2).standard_normal((40, 8)).astype(np.float16)
-    queries = np.random.default_rng(3).standard_normal((3, 8)).astype(np.float32)
-    index = Bf16ExactIndex(vectors)
-    np.testing.assert_array_equal(index.search(queries, 40)[1], brute_force(vectors, queries, 40)[1])
-    assert index.search(queries[:0], 5)[1].shape == (0, 5)
 
 
 def test_ivfpq_for_millions_of_rows_assigns_lists_exactly_and_rescores_in_fp16() -> None:
