@@ -6,12 +6,7 @@ import pytest
 import torch
 
 from annotator.exact_search import Bf16ExactIndex, TorchExactIndex
-
-
-def brute_force(embeddings: np.ndarray, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    scores = queries @ embeddings.astype(np.float32).T  # (n, rows)
-    rows = np.argsort(-scores, axis=1, kind="stable")[:, :k]
-    return np.take_along_axis(scores, rows, axis=1), rows
+from tests.support.brute_force import brute_force
 
 
 def test_torch_exact_index_finds_the_brute_force_top_k_in_query_chunks() -> None:

@@ -12,11 +12,12 @@ from transformers import PreTrainedTokenizerBase
 import annotator.retrieval
 from annotator.checkpoint import load_config, load_retriever
 from annotator.errors import ConfigError, ModelLoadError
-from annotator.kb import read_kb
 from annotator.exact_search import Bf16ExactIndex
+from annotator.kb import read_kb
 from annotator.retrieval import EntityIndex, index_identity, new_faiss_index
 from annotator.retriever import DualEncoder
 from annotator.tokenization import InputBuilder
+from tests.support.brute_force import brute_force
 
 
 @pytest.fixture(scope="module")
@@ -32,12 +33,6 @@ def builder(tiny_checkpoint: Path, tokenizer: PreTrainedTokenizerBase) -> InputB
 def build(directory: Path, kb: Path, retriever: DualEncoder, builder: InputBuilder, **options) -> EntityIndex:
     return EntityIndex.build(directory, kb_path=kb, encoder=retriever, builder=builder, checkpoint_id="tiny",
                              use_gpu=False, **options)
-
-
-def brute_force(embeddings: np.ndarray, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    scores = queries @ embeddings.astype(np.float32).T  # (n, rows)
-    rows = np.argsort(-scores, axis=1, kind="stable")[:, :k]
-    return np.take_along_axis(scores, rows, axis=1), rows
 
 
 @pytest.mark.parametrize("bf16", [False, True], ids=["faiss flat", "bf16 candidates"])
