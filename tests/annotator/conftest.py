@@ -14,6 +14,7 @@ from annotator.encoders import MINILM, encoder_from_config, load_tokenizer, reso
 from annotator.pipeline import Linker
 from annotator.reader import Reader
 from annotator.retriever import DualEncoder
+from tests.support.scripted_linker import ScriptedLinker
 
 RESOURCES = Path(__file__).resolve().parents[1] / "resources" / "annotator"
 
@@ -65,3 +66,11 @@ def tiny_linker(tiny_checkpoint: Path, tiny_kb: Path, entqa_cache: Path) -> Link
     """
     return Linker.from_pretrained(tiny_checkpoint, kb_path=tiny_kb, device="cpu",
                                   config_overrides={"threshold": 0.0, "cpu_precision": "fp32"})
+
+
+@pytest.fixture
+def scripted(tiny_linker: Linker) -> ScriptedLinker:
+    linker = ScriptedLinker(**{name: getattr(tiny_linker, name) for name in
+                               ("config", "builder", "retriever", "reader", "index", "device", "model_dir", "kb_path")})
+    linker.reads = []
+    return linker
