@@ -46,6 +46,10 @@ class LinkerConfig:
             ("Bailey" after "Donovan Bailey"), and add the mentions found outside the first pass's; given
             spans (D2KB) are disambiguated again, with the words inside them. Not in the paper, so off by
             default; +0.8 A2KB and +1.9 D2KB dev F1 for the shipped checkpoint (docs/RESULTS.md §19).
+        short_names: then link a capitalised run left open (end to end) or a given span answered NIL (D2KB)
+            that is the first or last words of exactly one multi-word mention the document linked, to its
+            entity ("Cunningham" after "Randall Cunningham"; `annotator.short_names`). Not in the paper, so
+            off by default; +0.9 A2KB and +1.1 D2KB dev F1 for the shipped checkpoint (docs/RESULTS.md §39).
         index_type: faiss index for the KB: "flat" (exact inner product), "hnsw" or "ivfpq".
         cpu_precision: how the reader and the KB encoding (entity tower) compute on the CPU: "int8" under
             ONNX Runtime (docs/RESULTS.md §6), "bf16" in torch (fast only where the CPU multiplies bf16
@@ -75,6 +79,7 @@ class LinkerConfig:
     shared_embeddings: bool = False
     merge: str = "gerbil"
     document_candidates: bool = False
+    short_names: bool = False
     index_type: str = "flat"
     cpu_precision: str = "auto"
     reader_batch_size: int = 32

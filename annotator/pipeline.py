@@ -26,6 +26,7 @@ from annotator.quantization import cpu_precision
 from annotator.reader import Reader, span_positions_only
 from annotator.retrieval import EntityEncoder, EntityIndex, identity_key, index_identity, weights_identity
 from annotator.retriever import DualEncoder
+from annotator.short_names import open_name_runs, short_name_links
 from annotator.tokenization import Batch, DocumentTokens, InputBuilder, Passage
 from annotator.uris import NIL_NAMESPACE, dbpedia_uri, not_in_wiki_uri
 
@@ -193,6 +194,9 @@ class Linker:
                   for given, document, doc_passages, doc_scores in zip(spans, documents, passages, scores)]
         if self.config.document_candidates:
             linked = self._add_document_mentions(texts, spans, documents, passages, scores, linked, inputs, lengths)
+        if self.config.short_names:
+            linked = [self._add_short_names(text, given, doc_linked)
+                      for text, given, doc_linked in zip(texts, spans, linked)]
         return [[self._mention(text, span) for span in sorted(doc_linked, key=lambda s: (s.start, s.end))]
                 for text, doc_linked in zip(texts, linked)]
 
@@ -232,6 +236,18 @@ class Linker:
                 continue
             result.append(merge(first + outside(self._decode(doc_passages, extended), first), mode=self.config.merge))
         return result
+
+    def _add_short_names(self, text: str, given: Sequence[Span] | None,
+                         linked: list[LinkedSpan]) -> list[LinkedSpan]:
+        """A surname or short form linked to the entity the document linked in full (`annotator.short_names`):
+        end to end, open capitalised runs are added; given spans (D2KB) answered NIL may take an entity."""
+        full = [span for span in linked if self._is_linked(span)]
+        if given is None:
+            return linked + outside(short_name_links(text, open_name_runs(text, linked), full, self.index.titles),
+                                    linked)
+        nil = [(span.start, span.end) for span in linked if not self._is_linked(span)]
+        named = {(span.start, span.end): span for span in short_name_links(text, nil, full, self.index.titles)}
+        return [named.get((span.start, span.end), span) for span in linked]
 
     def _retrieve(self, inputs: Sequence[Sequence[int]]) -> list[np.ndarray]:
         """KB rows of the top-K candidates of every passage (one faiss call for all of them)."""

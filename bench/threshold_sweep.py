@@ -3,8 +3,8 @@
 The linker runs once over the dataset at the lowest γ, keeping every mention's score (p_rerank × p_span);
 each higher γ then keeps the mentions scored above it. That equals running at that γ: decoding keeps a
 passage's best spans above the threshold and merging resolves overlaps best-scored first, so a higher γ
-only removes mentions. The second stage (`document_candidates`) is off here: it reads against what the
-first pass linked, so a lower γ would change its candidates. Tune γ on dev (the paper did), never on a test set.
+only removes mentions. The second stage (`document_candidates`) and `short_names` are off here: both build on
+what the first pass linked, so a lower γ would change what they add. Tune γ on dev (the paper did), never on a test set.
 
     python -m bench.threshold_sweep --model models/entqa-minilm --kb ../shared/data/kb/entities.jsonl.gz \
         --dataset ../shared/data/aida/dev.ttl --thresholds 0.003 0.005 0.01 0.02 0.05 0.1
@@ -45,7 +45,8 @@ def main() -> None:
     args = parser.parse_args()
 
     thresholds = sorted(args.thresholds)
-    overrides = {"threshold": thresholds[0], "document_candidates": False, **({"top_k": args.k} if args.k else {})}
+    overrides = {"threshold": thresholds[0], "document_candidates": False, "short_names": False,
+                 **({"top_k": args.k} if args.k else {})}
     linker = Linker.from_pretrained(args.model, kb_path=args.kb, config_overrides=overrides)
     dataset = load_nif(args.dataset, name=args.dataset.stem)
     dataset = dataclasses.replace(dataset, documents=dataset.documents[: args.docs])
