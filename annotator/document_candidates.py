@@ -49,12 +49,19 @@ def document_candidates(text: str, passages: Sequence[Passage], retrieved: Seque
     result = []
     for passage, rows in zip(passages, retrieved):
         begin, end = passage.offsets[0][0], passage.offsets[-1][1]
-        open_words = {m.group().lower() for m in WORD.finditer(text, begin, end)
-                      if m.group()[0].isupper() and _is_open(m.start(), linked, given)}
+        open_words = {m.group().lower() for m in open_capitalised_words(text, linked, given, begin, end)}
         have = set(rows)
         result.append(np.array(sorted(r for r, w in words.items() if r not in have and w & open_words),
                                dtype=np.int64))
     return result
+
+
+def open_capitalised_words(text: str, linked: Sequence[LinkedSpan], given: Sequence[tuple[int, int]] | None = None,
+                           begin: int = 0, end: int | None = None) -> list[re.Match[str]]:
+    """The capitalised words of `text[begin:end]` still open: starting outside every linked span end to end, or
+    inside a given span (D2KB)."""
+    return [m for m in WORD.finditer(text, begin, len(text) if end is None else end)
+            if m.group()[0].isupper() and _is_open(m.start(), linked, given)]
 
 
 def _is_open(position: int, linked: Sequence[LinkedSpan], given: Sequence[tuple[int, int]] | None) -> bool:

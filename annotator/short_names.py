@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from annotator.document_candidates import WORD, title_words
+from annotator.document_candidates import WORD, open_capitalised_words, title_words
 from annotator.merging import LinkedSpan
 
 MIN_WORD_LEN = 3
@@ -20,10 +20,8 @@ MIN_WORD_LEN = 3
 
 def open_name_runs(text: str, linked: Sequence[LinkedSpan]) -> list[tuple[int, int]]:
     """Maximal runs of capitalised words, joined by single spaces, that start outside every linked span."""
-    words = [m for m in WORD.finditer(text)
-             if m.group()[0].isupper() and not any(s.start <= m.start() < s.end for s in linked)]
     runs: list[list[tuple[int, int]]] = []
-    for word in words:
+    for word in open_capitalised_words(text, linked):
         if runs and text[runs[-1][-1][1]:word.start()] == " ":
             runs[-1].append(word.span())
         else:

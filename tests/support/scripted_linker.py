@@ -10,7 +10,7 @@ from annotator.pipeline import Linker, PassageScores
 
 
 class ScriptedLinker(Linker):
-    """The tiny linker with scripted modules, so that the second stage's effect is known exactly.
+    """The tiny linker with scripted modules, so that what the stages after the reader add is known exactly.
 
     Retrieval returns the entities whose whole title's wordpieces occur in the passage, else only "Paris"; the
     reader marks, for each candidate, the first occurrence of its whole title, else of its title's last word,
