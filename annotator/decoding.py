@@ -1,6 +1,7 @@
 """Reader scores → labelled spans of one passage (pure numpy, apart from the model)."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -44,12 +45,14 @@ def span_probabilities(start_logits: np.ndarray, end_logits: np.ndarray) -> np.n
 
 
 def decode_passage(start_logits: np.ndarray, end_logits: np.ndarray, rerank_logits: np.ndarray, *,
-                   top_spans: int, max_span_len: int, threshold: float, passage: int = 0) -> list[LabelledSpan]:
+                   top_spans: int, max_span_len: int, threshold: float, passage: int = 0,
+                   starts_word: Sequence[bool] | None = None, ends_word: Sequence[bool] | None = None
+                   ) -> list[LabelledSpan]:
     """EntQA's decoding of one passage against its K candidates (paper, section 2.3).
 
     For each candidate: the `top_spans` most probable spans of at most `max_span_len` wordpieces that
     are more probable than the [CLS] span; then keep those with p_rerank × p_span > `threshold`, where
-    p_rerank is softmaxed over the K candidates.
+    p_rerank is softmaxed over the K candidates. Given word boundaries, a span starts and ends on whole words.
 
     Args:
         start_logits: (K, 1 + n) start scores over [CLS] + the n passage wordpieces.
@@ -59,6 +62,8 @@ def decode_passage(start_logits: np.ndarray, end_logits: np.ndarray, rerank_logi
         max_span_len: longest span in wordpieces.
         threshold: γ.
         passage: copied into the results.
+        starts_word: (n,) whether each passage wordpiece begins a word; None: spans start anywhere.
+        ends_word: (n,) whether each ends one; None: spans end anywhere.
 
     Returns:
         The surviving labelled spans, by candidate, then by descending p_span.
@@ -77,6 +82,10 @@ def decode_passage(start_logits: np.ndarray, end_logits: np.ndarray, rerank_logi
     # was the largest CPU cost of a GPU request (docs/RESULTS.md §25).
     s, t = np.indices((positions, positions)).reshape(2, -1)
     allowed = (s >= 1) & (t >= s) & (t - s < max_span_len)
+    if starts_word is not None:
+        allowed &= np.array([False, *starts_word])[s]
+    if ends_word is not None:
+        allowed &= np.array([False, *ends_word])[t]
     starts, ends = s[allowed], t[allowed]
     if not len(starts):
         return []

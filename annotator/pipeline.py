@@ -312,7 +312,8 @@ class Linker:
         labelled = [span for i, s in enumerate(scores)
                     for span in decode_passage(s.start, s.end, s.rerank, top_spans=config.top_spans,
                                                max_span_len=config.max_span_len, threshold=config.threshold,
-                                               passage=i)]
+                                               passage=i, starts_word=passages[i].starts_word,
+                                               ends_word=passages[i].ends_word)]
         return merge(to_character_spans(labelled, passages, [s.rows for s in scores]), mode=config.merge)
 
     def _is_linked(self, span: LinkedSpan) -> bool:

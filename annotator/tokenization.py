@@ -23,6 +23,10 @@ class DocumentTokens:
     ids: tuple[int, ...]
     offsets: tuple[tuple[int, int], ...]  # (start, end) code-point span of each wordpiece
     topic_ids: tuple[int, ...]  # wordpieces of the document's first word (ψ_topic)
+    # Whether each wordpiece begins / ends a word of the tokenizer's pre-tokenization: mentions are whole words,
+    # never "Otte" of "Ottey".
+    starts_word: tuple[bool, ...]
+    ends_word: tuple[bool, ...]
 
 
 @dataclass(frozen=True)
@@ -33,6 +37,8 @@ class Passage:
     token_start: int  # document index of its first wordpiece
     ids: tuple[int, ...]
     offsets: tuple[tuple[int, int], ...]
+    starts_word: tuple[bool, ...]  # as in `DocumentTokens`, for this window's wordpieces
+    ends_word: tuple[bool, ...]
 
 
 @dataclass(frozen=True)
@@ -95,7 +101,9 @@ class InputBuilder:
         word_ids = encoding.word_ids()
         topic = tuple(i for i, w in zip(ids, word_ids) if w == word_ids[0])[: self.config.max_topic_len] \
             if ids and self.config.add_topic else ()
-        return DocumentTokens(ids, offsets, topic)
+        starts_word = tuple(w != before for before, w in zip([None, *word_ids], word_ids))
+        ends_word = tuple(w != after for w, after in zip(word_ids, [*word_ids[1:], None]))
+        return DocumentTokens(ids, offsets, topic, starts_word, ends_word)
 
     def split_passages(self, document: DocumentTokens) -> list[Passage]:
         """Overlapping windows of L-2 wordpieces every S wordpieces, the last one reaching the end.
@@ -106,7 +114,8 @@ class InputBuilder:
         n = len(document.ids)
         starts = list(range(0, max(n - width, 0), self.config.stride)) + [max(n - width, 0)] if n else []
         starts = sorted(set(starts))
-        return [Passage(i, s, document.ids[s:s + width], document.offsets[s:s + width])
+        return [Passage(i, s, document.ids[s:s + width], document.offsets[s:s + width],
+                        document.starts_word[s:s + width], document.ends_word[s:s + width])
                 for i, s in enumerate(starts)]
 
     def passage_input(self, passage: Passage, topic_ids: Sequence[int]) -> list[int]:

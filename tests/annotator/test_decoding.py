@@ -73,6 +73,17 @@ def test_threshold_filters_on_rerank_times_span_probability() -> None:
     assert [s.candidate for s in at_score] == [0]  # strictly greater than γ
 
 
+def test_spans_start_and_end_on_whole_words_when_words_are_given() -> None:
+    # Wordpieces "merlene", "otte", "##y", "won": the best span, "merlene otte", ends inside a word.
+    start, end = peaked(5, 1), np.array([[0.0, 0.0, HIGH, HIGH - 1, 0.0]])
+    start[0, 0] = end[0, 0] = -HIGH
+    anywhere = decode_passage(start, end, np.zeros(1), top_spans=1, max_span_len=10, threshold=0.0)
+    assert [(s.start, s.end) for s in anywhere] == [(0, 1)]
+    whole = decode_passage(start, end, np.zeros(1), top_spans=1, max_span_len=10, threshold=0.0,
+                           starts_word=(True, True, False, True), ends_word=(True, False, True, True))
+    assert [(s.start, s.end) for s in whole] == [(0, 2)]
+
+
 def test_passage_without_candidates_decodes_to_nothing() -> None:
     assert decode_passage(np.zeros((0, 5)), np.zeros((0, 5)), np.zeros(0), top_spans=3, max_span_len=10,
                           threshold=0.0) == []
@@ -87,12 +98,13 @@ def test_given_span_scores() -> None:
 
 
 def reference_decode(start: np.ndarray, end: np.ndarray, rerank: np.ndarray, *, top_spans: int, max_span_len: int,
-                     threshold: float) -> list[tuple[int, int, int]]:
+                     threshold: float, starts_word: np.ndarray, ends_word: np.ndarray) -> list[tuple[int, int, int]]:
     """Section 2.3 the obvious way: every candidate, every allowed span sorted, the top P tested."""
     spans, p_rerank = span_probabilities(start, end), softmax(rerank)
     found = []
     for k in range(len(rerank)):
-        allowed = [(s, t) for s in range(1, start.shape[1]) for t in range(s, min(s + max_span_len, start.shape[1]))]
+        allowed = [(s, t) for s in range(1, start.shape[1]) for t in range(s, min(s + max_span_len, start.shape[1]))
+                   if starts_word[s - 1] and ends_word[t - 1]]
         ranked = sorted(allowed, key=lambda st: -spans[k][st])[:top_spans]  # stable: ties keep the earlier span
         found += [(k, s - 1, t - 1) for s, t in ranked
                   if spans[k][s, t] > spans[k, 0, 0] and p_rerank[k] * spans[k][s, t] > threshold]
@@ -105,7 +117,15 @@ def test_decoding_equals_the_obvious_search(seed: int) -> None:
     candidates, positions = rng.integers(1, 60), rng.integers(2, 34)
     start, end = (rng.normal(0, 3, (candidates, positions)) for _ in range(2))
     rerank = rng.normal(0, 3, candidates)
+    anywhere = np.ones(positions - 1, dtype=bool)
+    starts_word, ends_word = (rng.random(positions - 1) < 0.7 for _ in range(2))
     for threshold in (0.0, 0.02, 0.05):
         spans = decode_passage(start, end, rerank, top_spans=3, max_span_len=10, threshold=threshold)
         assert [(s.candidate, s.start, s.end) for s in spans] == reference_decode(
-            start, end, rerank, top_spans=3, max_span_len=10, threshold=threshold)
+            start, end, rerank, top_spans=3, max_span_len=10, threshold=threshold, starts_word=anywhere,
+            ends_word=anywhere)
+        whole = decode_passage(start, end, rerank, top_spans=3, max_span_len=10, threshold=threshold,
+                               starts_word=starts_word, ends_word=ends_word)
+        assert [(s.candidate, s.start, s.end) for s in whole] == reference_decode(
+            start, end, rerank, top_spans=3, max_span_len=10, threshold=threshold, starts_word=starts_word,
+            ends_word=ends_word)

@@ -17,7 +17,7 @@ def test_title_words_drop_the_qualifier_and_generic_words() -> None:
 
 def _passage(index: int, start: int, end: int) -> Passage:
     # Only the character range matters here: one "wordpiece" per passage is enough.
-    return Passage(index, index, (0,), ((start, end),))
+    return Passage(index, index, (0,), ((start, end),), (True,), (True,))
 
 
 def test_candidates_are_linked_entities_sharing_a_capitalised_unlinked_word() -> None:

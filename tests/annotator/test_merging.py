@@ -9,8 +9,9 @@ from annotator.tokenization import Passage
 
 def test_passage_spans_map_through_the_offset_mapping() -> None:
     text = "Lake Zürich 😀 shore"
-    passages = [Passage(0, 0, (1, 2, 3), ((0, 4), (5, 11), (12, 13))),
-                Passage(1, 1, (2, 3, 4), ((5, 11), (12, 13), (14, 19)))]
+    whole = (True, True, True)
+    passages = [Passage(0, 0, (1, 2, 3), ((0, 4), (5, 11), (12, 13)), whole, whole),
+                Passage(1, 1, (2, 3, 4), ((5, 11), (12, 13), (14, 19)), whole, whole)]
     spans = [LabelledSpan(0, 1, 0, 1, 0.5, 0.8), LabelledSpan(1, 0, 1, 2, 1.0, 0.3)]
     linked = to_character_spans(spans, passages, [[10, 11], [12]])
     assert [(text[s.start:s.end], s.entity) for s in linked] == [("Lake Zürich", 11), ("😀 shore", 12)]

@@ -1,6 +1,7 @@
 """Tests for annotator.pipeline.Linker end to end on a tiny random model and a tiny KB (CPU)."""
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from annotator.pipeline import Linker, cached_index_dir
 from annotator.uris import NIL_NAMESPACE, dbpedia_uri, not_in_wiki_uri
 
 from tests.annotator.test_tokenization import TRICKY, TRICKY_WORDS
+from tests.support.scripted_linker import ScriptedLinker
 
 TEXT = ("SOCCER - Lyon beat Paris in Zürich 😀 while Ada Lovelace watched from São\u00a0Paulo; "
         "later\tthe team flew over Mount Everest to Berlin, Germany.")
@@ -152,3 +154,10 @@ def test_the_index_command_builds_where_the_linker_looks(tiny_checkpoint: Path, 
     assert index.directory.parent == entqa_cache / "indexes"
     with pytest.raises(ValueError, match="explicit output folder"):
         build_index(tiny_checkpoint, tiny_kb, limit=3)
+
+
+def test_a_mention_is_never_part_of_a_word(scripted: ScriptedLinker) -> None:
+    # "Berliners" is "berlin", "##ers": the scripted reader marks the wordpiece "berlin", which ends mid-word.
+    scripted.config = dataclasses.replace(scripted.config, threshold=0.05, document_candidates=False)
+    assert [(m.surface, m.title) for m in scripted.link("Berlin fans cheered.")] == [("Berlin", "Berlin")]
+    assert scripted.link("Berliners cheered.") == []

@@ -37,6 +37,18 @@ def test_passages_are_overlapping_windows_reaching_the_end(builder: InputBuilder
     for p in passages:
         assert p.ids == document.ids[p.token_start:p.token_start + width]
         assert p.offsets == document.offsets[p.token_start:p.token_start + width]
+    # A window may begin inside a word; it still knows that its first wordpiece does not start one.
+    assert [text[s:e] for s, e in passages[1].offsets[:2]] == ["2", "word"]
+    assert passages[1].starts_word[:2] == (False, True) and passages[1].ends_word[:2] == (True, False)
+
+
+def test_word_boundaries_follow_the_tokenizers_words(builder: InputBuilder) -> None:
+    text = "word12 U.S. Zürich"
+    document = builder.tokenize_document(text)
+    pieces = [text[s:e] for s, e in document.offsets]
+    assert pieces == ["word", "12", "U", ".", "S", ".", "Zürich"]
+    assert document.starts_word == (True, False, True, True, True, True, True)
+    assert document.ends_word == (False, True, True, True, True, True, True)
 
 
 def test_short_document_is_one_passage_and_empty_has_none(builder: InputBuilder) -> None:
