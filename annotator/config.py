@@ -50,6 +50,10 @@ class LinkerConfig:
             that is the first or last words of exactly one multi-word mention the document linked, to its
             entity ("Cunningham" after "Randall Cunningham"; `annotator.short_names`). Not in the paper, so
             off by default; +0.9 A2KB and +1.1 D2KB dev F1 for the shipped checkpoint (docs/RESULTS.md §39).
+        mention_candidates: add to each passage's retrieved candidates, for every capitalised name in it, up to this
+            many entities the training links gave that name most often (`annotator.mention_table`, the checkpoint's
+            `mentions.tsv`); the reader decides as for the others. 0 = off (the paper retrieves only); +0.5 A2KB dev
+            F1 for the shipped checkpoint at 3 (docs/RESULTS.md §43).
         index_type: faiss index for the KB: "flat" (exact inner product), "hnsw" or "ivfpq".
         cpu_precision: how the reader and the KB encoding (entity tower) compute on the CPU: "int8" under
             ONNX Runtime (docs/RESULTS.md §6), "bf16" in torch (fast only where the CPU multiplies bf16
@@ -80,6 +84,7 @@ class LinkerConfig:
     merge: str = "gerbil"
     document_candidates: bool = False
     short_names: bool = False
+    mention_candidates: int = 0
     index_type: str = "flat"
     cpu_precision: str = "auto"
     reader_batch_size: int = 32
@@ -96,6 +101,8 @@ class LinkerConfig:
         if not 3 <= self.passage_len or not 1 <= self.stride <= self.passage_len - 2:
             raise ConfigError(f"need passage_len >= 3 and 1 <= stride <= passage_len - 2, "
                               f"got passage_len={self.passage_len}, stride={self.stride}")
+        if self.mention_candidates < 0:
+            raise ConfigError(f"mention_candidates must be 0 (off) or more, got {self.mention_candidates}")
         if not 0.0 <= self.threshold < 1.0:
             raise ConfigError(f"threshold must lie in [0, 1), got {self.threshold}")
 

@@ -20,6 +20,7 @@ from annotator.document_candidates import document_candidates
 from annotator.encoders import cache_dir
 from annotator.errors import ModelLoadError
 from annotator.linking import Span
+from annotator.mention_table import MentionTable, NameCandidates, with_name_candidates
 from annotator.merging import LinkedSpan, merge, outside, to_character_spans
 from annotator.onnx_int8 import OnnxInt8EntityEncoder, OnnxInt8Reader
 from annotator.quantization import cpu_precision
@@ -38,6 +39,7 @@ Int8T = TypeVar("Int8T")
 KB_PATH_ENV = "ENTQA_KB_PATH"
 EMBEDDED_KB = Path("kb") / "entities.jsonl.gz"
 EMBEDDED_INDEX = Path("index")
+MENTION_TABLE = Path("mentions.tsv")
 
 
 @dataclass(frozen=True)
@@ -108,7 +110,7 @@ class Linker:
 
     def __init__(self, *, config: LinkerConfig, builder: InputBuilder, retriever: DualEncoder,
                  reader: Reader | OnnxInt8Reader, index: EntityIndex, device: torch.device, model_dir: Path,
-                 kb_path: Path | None) -> None:
+                 kb_path: Path | None, names: NameCandidates | None = None) -> None:
         self.config = config
         self.builder = builder
         self.retriever = retriever
@@ -117,6 +119,7 @@ class Linker:
         self.device = device
         self.model_dir = model_dir
         self.kb_path = kb_path
+        self.names = names  # the mention table's candidates (`config.mention_candidates`), if on
 
     @classmethod
     def from_pretrained(cls, model_dir: str | Path, *, kb_path: str | Path | None = None,
@@ -155,7 +158,7 @@ class Linker:
                                       builder=builder, checkpoint_id=checkpoint_id, index_type=config.index_type,
                                       batch_size=config.batch_sizes(device.type)[1])
         return cls(config=config, builder=builder, retriever=retriever, reader=reader, index=index,
-                   device=device, model_dir=model_dir, kb_path=kb)
+                   device=device, model_dir=model_dir, kb_path=kb, names=_name_candidates(model_dir, config, index))
 
     def describe(self) -> dict[str, str]:
         """Model, encoder, KB, index and device in use (for /health)."""
@@ -189,7 +192,12 @@ class Linker:
             return [[] for _ in texts]
         inputs = [self.builder.passage_input(passage, topic) for passage, topic in flat]
         lengths = [len(passage.ids) for passage, _ in flat]
-        scores = _per_document(self._read(inputs, lengths, self._retrieve(inputs)), passages)
+        candidates = self._retrieve(inputs)
+        if self.names is not None:
+            extra = [rows for text, ps in zip(texts, passages)
+                     for rows in self.names.for_passages(text, [(p.offsets[0][0], p.offsets[-1][1]) for p in ps])]
+            candidates = with_name_candidates(candidates, extra)
+        scores = _per_document(self._read(inputs, lengths, candidates), passages)
         linked = [self._mentions_from_scores(given, document, doc_passages, doc_scores)
                   for given, document, doc_passages, doc_scores in zip(spans, documents, passages, scores)]
         if self.config.document_candidates:
@@ -361,6 +369,21 @@ def _disambiguate(span: Span, document: DocumentTokens, passages: Sequence[Passa
         if values[k] > best_score:
             best_row, best_score = int(passage_scores.rows[k]), float(values[k])
     return LinkedSpan(start, end, best_row, best_score)
+
+
+def _name_candidates(model_dir: Path, config: LinkerConfig, index: EntityIndex) -> NameCandidates | None:
+    """The checkpoint's mention table over the KB, when `config.mention_candidates` asks for it."""
+    if not config.mention_candidates:
+        return None
+    path = model_dir / MENTION_TABLE
+    if not path.is_file():
+        raise ModelLoadError(f"mention_candidates is {config.mention_candidates} but {path} does not exist "
+                             f"(build it with python -m annotator.mention_table, or set it to 0)")
+    try:
+        table = MentionTable.load(path)
+    except ValueError as exc:
+        raise ModelLoadError(str(exc)) from exc
+    return table.rows(index.titles, config.mention_candidates)
 
 
 def _resolve_kb(model_dir: Path, kb_path: str | Path | None, *, required: bool) -> Path | None:
