@@ -161,10 +161,12 @@ class Linker:
                    device=device, model_dir=model_dir, kb_path=kb, names=_name_candidates(model_dir, config, index))
 
     def describe(self) -> dict[str, str]:
-        """Model, encoder, KB, index and device in use (for /health)."""
+        """Model, encoder, KB, index, mention table and device in use (for /health)."""
+        names = ("off" if self.names is None else
+                 f"{len(self.names.rows_by_name)} names, up to {self.config.mention_candidates} entities each")
         return {"model": str(self.model_dir), "encoder": self.config.encoder,
                 "kb": str(self.kb_path or self.index.directory), "entities": str(len(self.index)),
-                "index": self.index.index_type,
+                "index": self.index.index_type, "mention_table": names,
                 "device": f"{self.device} {self.reader.precision}"}
 
     def link(self, text: str, spans: Sequence[Span] | None = None) -> list[Mention]:

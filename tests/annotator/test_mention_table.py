@@ -124,4 +124,6 @@ def test_the_checkpoint_table_is_loaded_when_the_config_asks(tmp_path: Path, tin
     assert linker.names is not None
     assert {name: [linker.index.titles[row] for row in rows] for name, rows in linker.names.rows_by_name.items()} \
         == {"Lovelace": ["Paris", "Ada Lovelace"]}
+    assert linker.describe()["mention_table"] == "1 names, up to 2 entities each"
     assert tiny_linker.names is None  # off by default: the paper retrieves only
+    assert tiny_linker.describe()["mention_table"] == "off"
