@@ -11,6 +11,7 @@ import argparse
 import dataclasses
 import gc
 import logging
+import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,7 +23,7 @@ from annotator.checkpoint import (has_module, load_checkpoint_tokenizer, load_co
                                   new_reader, new_retriever)
 from annotator.config import LinkerConfig
 from annotator.encoders import MINILM, load_tokenizer, resolve_encoder
-from annotator.pipeline import cached_index_dir, retriever_identity
+from annotator.pipeline import MENTION_TABLE, cached_index_dir, retriever_identity
 from annotator.retrieval import EntityIndex, index_identity
 from annotator.retriever import DualEncoder
 from annotator.tokenization import InputBuilder
@@ -117,6 +118,13 @@ def kb_vectors(index_dir: Path, retriever: DualEncoder, kb_path: Path, config: L
     return torch.from_numpy(np.asarray(embeddings, dtype=np.float32))
 
 
+def keep_mention_table(source: Path, out: Path) -> None:
+    """A checkpoint trained from another keeps its mention table (`annotator.mention_table`): the table comes from
+    the training links and the KB, not from the weights, and the config the new checkpoint inherits may ask for it."""
+    if (source / MENTION_TABLE).is_file():
+        shutil.copyfile(source / MENTION_TABLE, out / MENTION_TABLE)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -129,6 +137,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     last = args.out / LAST
     resuming = args.resume and (last / "config.json").is_file()
 
+    if args.retriever is not None and args.module != "retriever":
+        keep_mention_table(args.retriever, args.out)
     reader = None
     if args.module == "retriever":
         linker_config = load_config(last) if resuming else LinkerConfig(encoder=args.encoder,

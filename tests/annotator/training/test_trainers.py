@@ -9,7 +9,7 @@ import torch
 from annotator.checkpoint import (load_checkpoint_tokenizer, load_config, load_reader, load_retriever,
                                   save_checkpoint)
 from annotator.index import build_index
-from annotator.pipeline import cached_index_dir
+from annotator.pipeline import MENTION_TABLE, cached_index_dir
 from annotator.retrieval import weights_identity
 from annotator.train import main
 from annotator.training.data import TitleLookup, build_documents, load_kb, read_nif_corpus
@@ -241,9 +241,13 @@ def test_command_line_trains_both_modules_and_resumes(corpus_path, kb_path, enco
     assert weights_identity(tuned.passage_encoder) == weights_identity(tower.passage_encoder)
     assert weights_identity(tuned.entity_tower) != weights_identity(tower.entity_tower)
 
+    # A checkpoint trained from one with a mention table keeps it: the config it inherits may ask for it.
+    assert not (entity_dir / MENTION_TABLE).exists()
+    (tower_dir / MENTION_TABLE).write_text("name\ttitle\tcount\nLovelace\tAda Lovelace\t1\n", encoding="utf-8")
     assert main(["reader", *common, "--out", str(reader_dir), "--retriever", str(tower_dir),
                  "--candidates", "3", "--index-dir", str(index.directory)]) == 0
     assert (reader_dir / "reader").is_dir() and (reader_dir / "retriever").is_dir()
+    assert (reader_dir / MENTION_TABLE).read_bytes() == (tower_dir / MENTION_TABLE).read_bytes()
     assert "f1" in json.loads((reader_dir / "metrics.jsonl").read_text().splitlines()[0])
 
     # Fine-tuning from a reader with a zero learning rate must keep its weights, here made unlike any fresh reader's.
