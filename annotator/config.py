@@ -52,8 +52,8 @@ class LinkerConfig:
             off by default; +0.9 A2KB and +1.1 D2KB dev F1 for the shipped checkpoint (docs/RESULTS.md §39).
         mention_candidates: add to each passage's retrieved candidates, for every capitalised name in it, up to this
             many entities the training links gave that name most often (`annotator.mention_table`, the checkpoint's
-            `mentions.tsv`); the reader decides as for the others. 0 = off (the paper retrieves only); +0.5 A2KB dev
-            F1 for the shipped checkpoint at 3 (docs/RESULTS.md §43).
+            `mentions.tsv`); the reader decides as for the others. 0 = off (the paper retrieves only); +0.4 A2KB and
+            +0.6 D2KB dev F1 for the shipped checkpoint at 3 (docs/RESULTS.md §43).
         index_type: faiss index for the KB: "flat" (exact inner product), "hnsw" or "ivfpq".
         cpu_precision: how the reader and the KB encoding (entity tower) compute on the CPU: "int8" under
             ONNX Runtime (docs/RESULTS.md §6), "bf16" in torch (fast only where the CPU multiplies bf16
