@@ -48,7 +48,7 @@ def document_candidates(text: str, passages: Sequence[Passage], retrieved: Seque
     words = {span.entity: title_words(titles[span.entity]) for span in linked}
     result = []
     for passage, rows in zip(passages, retrieved):
-        begin, end = passage.offsets[0][0], passage.offsets[-1][1]
+        begin, end = passage.characters
         open_words = {m.group().lower() for m in open_capitalised_words(text, linked, given, begin, end)}
         have = set(rows)
         result.append(np.array(sorted(r for r, w in words.items() if r not in have and w & open_words),

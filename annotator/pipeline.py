@@ -197,7 +197,7 @@ class Linker:
         candidates = self._retrieve(inputs)
         if self.names is not None:
             extra = [rows for text, ps in zip(texts, passages)
-                     for rows in self.names.for_passages(text, [(p.offsets[0][0], p.offsets[-1][1]) for p in ps])]
+                     for rows in self.names.for_passages(text, [p.characters for p in ps])]
             candidates = with_name_candidates(candidates, extra)
         scores = _per_document(self._read(inputs, lengths, candidates), passages)
         linked = [self._mentions_from_scores(given, document, doc_passages, doc_scores)

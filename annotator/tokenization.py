@@ -40,6 +40,11 @@ class Passage:
     starts_word: tuple[bool, ...]  # as in `DocumentTokens`, for this window's wordpieces
     ends_word: tuple[bool, ...]
 
+    @property
+    def characters(self) -> tuple[int, int]:
+        """The (start, end) code-point span of the document that the window covers."""
+        return self.offsets[0][0], self.offsets[-1][1]
+
 
 @dataclass(frozen=True)
 class Batch:
