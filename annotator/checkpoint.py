@@ -7,10 +7,12 @@ Layout of a checkpoint folder::
     tokenizer/           the fast tokenizer
     retriever/           DualEncoder weights (model*.safetensors, sharded with an index file)
     reader/              Reader weights
+    mentions.tsv         the mention table (`annotator.mention_table`), where the config asks for one
 """
 from __future__ import annotations
 
 import logging
+import shutil
 from pathlib import Path
 
 import torch
@@ -27,6 +29,7 @@ from annotator.retriever import DualEncoder
 logger = logging.getLogger(__name__)
 
 MAX_SHARD_SIZE = "16MB"  # files that fit through every transfer limit we have
+MENTION_TABLE = Path("mentions.tsv")
 
 
 def save_checkpoint(directory: str | Path, *, config: LinkerConfig, tokenizer: PreTrainedTokenizerBase,
@@ -50,6 +53,13 @@ def save_checkpoint(directory: str | Path, *, config: LinkerConfig, tokenizer: P
         save_torch_state_dict(state, directory / name, max_shard_size=MAX_SHARD_SIZE)
     logger.info("saved checkpoint to %s", directory)
     return directory
+
+
+def keep_mention_table(source: str | Path, target: str | Path) -> None:
+    """A checkpoint saved from another keeps its mention table: the table comes from the training links and the
+    KB, not from the weights, and the config the new checkpoint inherits may ask for it."""
+    if (Path(source) / MENTION_TABLE).is_file():
+        shutil.copyfile(Path(source) / MENTION_TABLE, Path(target) / MENTION_TABLE)
 
 
 def load_config(directory: str | Path) -> LinkerConfig:

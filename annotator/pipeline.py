@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 import numpy as np
 import torch
 
-from annotator.checkpoint import load_checkpoint_tokenizer, load_config, load_reader, load_retriever
+from annotator.checkpoint import MENTION_TABLE, load_checkpoint_tokenizer, load_config, load_reader, load_retriever
 from annotator.config import LinkerConfig
 from annotator.data_types import Mention
 from annotator.decoding import decode_passage, given_span_scores
@@ -39,7 +39,6 @@ Int8T = TypeVar("Int8T")
 KB_PATH_ENV = "ENTQA_KB_PATH"
 EMBEDDED_KB = Path("kb") / "entities.jsonl.gz"
 EMBEDDED_INDEX = Path("index")
-MENTION_TABLE = Path("mentions.tsv")
 
 
 @dataclass(frozen=True)

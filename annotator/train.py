@@ -11,7 +11,6 @@ import argparse
 import dataclasses
 import gc
 import logging
-import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,11 +18,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from annotator.checkpoint import (has_module, load_checkpoint_tokenizer, load_config, load_reader, load_retriever,
-                                  new_reader, new_retriever)
+from annotator.checkpoint import (has_module, keep_mention_table, load_checkpoint_tokenizer, load_config, load_reader,
+                                  load_retriever, new_reader, new_retriever)
 from annotator.config import LinkerConfig
 from annotator.encoders import MINILM, load_tokenizer, resolve_encoder
-from annotator.pipeline import MENTION_TABLE, cached_index_dir, retriever_identity
+from annotator.pipeline import cached_index_dir, retriever_identity
 from annotator.retrieval import EntityIndex, index_identity
 from annotator.retriever import DualEncoder
 from annotator.tokenization import InputBuilder
@@ -116,13 +115,6 @@ def kb_vectors(index_dir: Path, retriever: DualEncoder, kb_path: Path, config: L
     identity = index_identity(kb_path=kb_path, checkpoint_id=retriever_identity(retriever), config=config.to_dict())
     embeddings = EntityIndex.load(index_dir, identity=identity, use_gpu=False).embeddings
     return torch.from_numpy(np.asarray(embeddings, dtype=np.float32))
-
-
-def keep_mention_table(source: Path, out: Path) -> None:
-    """A checkpoint trained from another keeps its mention table (`annotator.mention_table`): the table comes from
-    the training links and the KB, not from the weights, and the config the new checkpoint inherits may ask for it."""
-    if (source / MENTION_TABLE).is_file():
-        shutil.copyfile(source / MENTION_TABLE, out / MENTION_TABLE)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from annotator.checkpoint import save_checkpoint
+from annotator.checkpoint import keep_mention_table, save_checkpoint
 from annotator.config import LinkerConfig
 from annotator.reader import Reader
 from annotator.retriever import DualEncoder
@@ -147,8 +147,10 @@ class ReaderTrainer:
 
     def evaluate(self, epoch: int) -> dict[str, float]:
         """End-to-end dev P/R/F1 through the inference pipeline (score = F1; without it, the latest epoch wins)."""
-        self.save(self.out / EVAL_CHECKPOINT, torch.float32)
-        linker = pipeline_linker(self.out / EVAL_CHECKPOINT, self.eval_kb_path, top_k=self.config.eval_top_k)
+        checkpoint = self.out / EVAL_CHECKPOINT
+        self.save(checkpoint, torch.float32)
+        keep_mention_table(self.out, checkpoint)
+        linker = pipeline_linker(checkpoint, self.eval_kb_path, top_k=self.config.eval_top_k)
         if linker is None:
             return {"score": float(epoch)}
         metrics = evaluate_linker(linker, self.dev)

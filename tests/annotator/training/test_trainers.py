@@ -241,9 +241,11 @@ def test_command_line_trains_both_modules_and_resumes(corpus_path, kb_path, enco
     assert weights_identity(tuned.passage_encoder) == weights_identity(tower.passage_encoder)
     assert weights_identity(tuned.entity_tower) != weights_identity(tower.entity_tower)
 
-    # A checkpoint trained from one with a mention table keeps it: the config it inherits may ask for it.
+    # A checkpoint trained from one with a mention table keeps it, and so does the reader's dev-check linker:
+    # the config they inherit asks for it.
     assert not (entity_dir / MENTION_TABLE).exists()
     (tower_dir / MENTION_TABLE).write_text("name\ttitle\tcount\nLovelace\tAda Lovelace\t1\n", encoding="utf-8")
+    load_config(tower_dir).replace(mention_candidates=1).to_file(tower_dir / "config.json")
     assert main(["reader", *common, "--out", str(reader_dir), "--retriever", str(tower_dir),
                  "--candidates", "3", "--index-dir", str(index.directory)]) == 0
     assert (reader_dir / "reader").is_dir() and (reader_dir / "retriever").is_dir()
