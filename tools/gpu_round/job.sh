@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# One GPU round, run on the GPU machine from the repository root after the parts of pack.sh are in $KIT.
+# Stages run in the order given: unpack index reader evaluate speed fetch (see README.md for what each costs).
+#   bash tools/gpu_round/job.sh unpack index reader
+set -euo pipefail
+
+KIT=${KIT:-/tmp/kit}
+OUT=${OUT:-$KIT/out}
+PYTHON=${PYTHON:-python3}
+MODEL=$KIT/checkpoint
+DATA=$KIT/data
+KB=${KB:-$DATA/entities.jsonl}
+DEV=${DEV:-$DATA/dev.ttl}
+ROUND=$KIT/reader-round
+# The model card's next reader round: the shipped reader on the shipped retriever's candidates, 64 per passage.
+READER_EPOCHS=${READER_EPOCHS:-2}
+READER_LR=${READER_LR:-2e-5}
+READER_SEED=${READER_SEED:-131}
+READER_EXTRA=${READER_EXTRA:-}  # e.g. "--max-passages 8 --dev-docs 2" for a smoke run
+SPEED_DOCS=${SPEED_DOCS:-216}
+export ENTQA_CACHE=$KIT/cache PYTHONUNBUFFERED=1
+[ -d /tmp/site ] && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+mkdir -p "$OUT"
+
+index_dir() {  # the cache folder that the index stage built and the linker reads
+    "$PYTHON" - "$MODEL" "$KB" <<'PY'
+import sys
+from annotator.checkpoint import load_config, load_retriever
+from annotator.pipeline import cached_index_dir
+config = load_config(sys.argv[1])
+print(cached_index_dir(load_retriever(sys.argv[1], config), sys.argv[2], config))
+PY
+}
+
+timed() {  # runs a command, then prints its wall time
+    local start=$SECONDS
+    "$@"
+    echo "[gpu_round] $(( SECONDS - start )) s: $*" >&2
+}
+
+unpack() {
+    if compgen -G "$KIT/kit.tar.xz.*" > /dev/null; then
+        cat "$KIT"/kit.tar.xz.* | xz -dc | tar -C "$KIT" -xf -
+        rm "$KIT"/kit.tar.xz.*
+    fi
+    [ -d "$MODEL" ] || { echo "$MODEL missing: copy every part of pack.sh into $KIT first" >&2; exit 1; }
+    if ! "$PYTHON" -c "import faiss, rdflib, flask, gunicorn" 2> /dev/null; then
+        "$PYTHON" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
+            "$KIT"/wheels/*.whl
+    fi
+    if command -v nvidia-smi > /dev/null; then nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader; fi
+    "$PYTHON" -c "import torch, transformers; print('torch', torch.__version__, 'transformers', transformers.__version__)"
+}
+
+index() {
+    timed "$PYTHON" -m annotator.index --model "$MODEL" --kb "$KB"
+}
+
+reader() {
+    local index
+    index=$(index_dir)
+    [ -f "$index/manifest.json" ] || { echo "no index in $index: run the index stage first" >&2; exit 1; }
+    # shellcheck disable=SC2086  # READER_EXTRA is a list of options
+    timed "$PYTHON" -m annotator.train reader --train "$DATA/train.ttl" --dev "$DEV" --kb "$KB" \
+        --dev-title-variants "$DATA/dev_title_variants.tsv" --retriever "$MODEL" --init-reader "$MODEL" \
+        --index-dir "$index" --out "$ROUND" --epochs "$READER_EPOCHS" --batch-size 16 --candidates 64 \
+        --eval-kb-size 3000 --dev-docs 216 --eval-top-k 16 --max-entity-len 64 --lr "$READER_LR" \
+        --save-steps 1000 --seed "$READER_SEED" $READER_EXTRA
+    cp "$ROUND/metrics.jsonl" "$OUT/reader_metrics.jsonl"
+}
+
+evaluate() {  # the shipped checkpoint and the round's, on the same GPU
+    local name dir
+    for name in shipped round; do
+        dir=$MODEL; [ "$name" = round ] && dir=$ROUND
+        [ -d "$dir" ] || continue
+        timed "$PYTHON" -m gerbil.run --in-process "$dir" --kb "$KB" --dataset "AIDA-A=$DEV" \
+            --output "$OUT/gerbil_$name.json"
+    done
+}
+
+speed() {  # issue 6's GPU figures: where a request's time goes, then AIDA-A through HTTP
+    timed "$PYTHON" -m bench.profile_linker --model "$MODEL" --kb "$KB" --dataset "$DEV" --docs 40 --k 100
+    timed "$PYTHON" -m bench.e2e_http --model "$MODEL" --kb "$KB" --dataset "$DEV" --docs "$SPEED_DOCS" \
+        --k 100 20 --out "$OUT/e2e_http.json" --plot "$OUT/e2e_http.png"
+}
+
+fetch() {  # the round's checkpoint minus what the shipped one already has, in pieces under 16 MiB
+    tar -C "$ROUND" -cf - reader metrics.jsonl reader_training_config.json config.json |
+        split -b 15M -d -a 1 - "$OUT/reader.tar.part-"
+    (cd "$OUT" && sha256sum reader.tar.part-* > reader.tar.sha256)
+}
+
+[ $# -gt 0 ] || { echo "usage: $0 unpack|index|reader|evaluate|speed|fetch ..." >&2; exit 2; }
+for stage in "$@"; do
+    case "$stage" in
+        unpack|index|reader|evaluate|speed|fetch) echo "[gpu_round] stage $stage" >&2; "$stage" ;;
+        *) echo "unknown stage: $stage" >&2; exit 2 ;;
+    esac
+done
