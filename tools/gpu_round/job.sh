@@ -40,7 +40,10 @@ timed() {  # runs a command, then prints its wall time
 
 unpack() {
     if compgen -G "$KIT/kit.tar.xz.*" > /dev/null; then
-        cat "$KIT"/kit.tar.xz.* | xz -dc | tar -C "$KIT" -xf -
+        # Python's lzma where the image has no xz
+        cat "$KIT"/kit.tar.xz.* | { if command -v xz > /dev/null; then xz -dc; else "$PYTHON" -c \
+            "import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.stdin.buffer), sys.stdout.buffer)"; fi; } |
+            tar -C "$KIT" -xf -
         rm "$KIT"/kit.tar.xz.*
     fi
     [ -d "$MODEL" ] || { echo "$MODEL missing: copy every part of pack.sh into $KIT first" >&2; exit 1; }
