@@ -4,20 +4,25 @@ The dataset's first documents are linked in process after a warm-up, three times
 mean, p50, p95), under cProfile (the `annotator/` functions by cumulative time; each stage ends by copying its
 results to the host, so on a GPU a stage's waits land in that stage), and under torch.profiler (the operators
 and kernels that took longest, on the CPU and, on a GPU, on the device). docs/RESULTS.md §33 left about 60 ms
-of a GPU request unexplained; this is the command to break it down. Figures are printed, never asserted.
+of a GPU request unexplained; this is the command to break it down. `--compile MODE ...` then times the same
+documents with the reader under `torch.compile` in each mode ("reduce-overhead" replays CUDA graphs, the remedy
+for launch-bound passes), with how many documents kept the eager linker's mentions. Figures are printed, never
+asserted.
 
     python -m bench.profile_linker --model models/entqa-minilm --kb ../shared/data/kb/entities.jsonl.gz \
-        --dataset ../shared/data/aida/dev.ttl --docs 40 --k 100
+        --dataset ../shared/data/aida/dev.ttl --docs 40 --k 100 --compile default reduce-overhead
 """
 from __future__ import annotations
 
 import argparse
+import copy
 import cProfile
 import pstats
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
+import torch
 from torch.profiler import ProfilerActivity, profile
 
 from annotator.pipeline import Linker
@@ -47,6 +52,18 @@ def link_all(linker: Linker, texts: Sequence[str]) -> list[float]:
     return seconds
 
 
+def links(linker: Linker, text: str) -> list[tuple[int, int, str | None]]:
+    """The spans and entities `linker` gives `text` (scores left out: a compiled pass may round otherwise)."""
+    return [(mention.start, mention.end, mention.title) for mention in linker.link(text)]
+
+
+def with_compiled_reader(linker: Linker, mode: str) -> Linker:
+    """A shallow copy of `linker` whose reader runs under `torch.compile(mode=mode)` (index and towers shared)."""
+    compiled = copy.copy(linker)
+    compiled.reader = torch.compile(linker.reader, mode=mode)
+    return compiled
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default=str(REPOSITORY / "models" / "entqa-minilm"), help="checkpoint folder")
@@ -56,11 +73,17 @@ def main() -> None:
     parser.add_argument("--k", type=int, help="candidates per passage (default: the checkpoint's)")
     parser.add_argument("--warmup", type=int, default=3, help="documents linked first, untimed")
     parser.add_argument("--top", type=int, default=25, help="lines in each table")
+    parser.add_argument("--compile", nargs="+", default=[], metavar="MODE",
+                        choices=["default", "reduce-overhead", "max-autotune"],
+                        help="also time the reader under torch.compile in each of these modes")
     args = parser.parse_args()
 
     linker = Linker.from_pretrained(args.model, kb_path=args.kb)
     if args.k is not None:
         linker = with_top_k(linker, args.k)
+    if args.compile and not isinstance(linker.reader, torch.nn.Module):
+        parser.error(f"--compile needs a torch reader, not {linker.reader.precision} "
+                     "(on the CPU: ENTQA_CPU_PRECISION=fp32 or bf16)")
     on_gpu = linker.device.type == "cuda"
     texts = [d.text for d in load_dataset("dataset", args.dataset).documents[: args.docs]]
     link_all(linker, texts[: args.warmup])
@@ -77,6 +100,16 @@ def main() -> None:
         link_all(linker, texts)
     print(operators.key_averages().table(sort_by="self_device_time_total" if on_gpu else "self_cpu_time_total",
                                          row_limit=args.top))
+
+    eager = [links(linker, text) for text in texts] if args.compile else []
+    for mode in args.compile:
+        compiled = with_compiled_reader(linker, mode)
+        # A first pass compiles (and captures CUDA graphs) for each new shape; a server pays that once.
+        first = sum(link_all(compiled, texts))
+        seconds = link_all(compiled, texts)
+        same = sum(links(compiled, text) == expected for text, expected in zip(texts, eager))
+        print(f"torch.compile {mode}: {summary(seconds)}; first pass {first:.1f} s; "
+              f"the eager spans and entities in {same}/{len(texts)} documents")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One GPU round, run on the GPU machine from the repository root after the parts of pack.sh are in $KIT.
-# Stages run in the order given: unpack index reader evaluate speed fetch (see README.md for what each costs).
+# Stages run in the order given: unpack index reader evaluate speed fetch compile (see README.md for what each costs).
 #   bash tools/gpu_round/job.sh unpack index reader
 set -euo pipefail
 
@@ -83,9 +83,15 @@ evaluate() {  # the shipped checkpoint and the round's, on the same GPU
 }
 
 speed() {  # issue 6's GPU figures: where a request's time goes, then AIDA-A through HTTP
-    timed "$PYTHON" -m bench.profile_linker --model "$MODEL" --kb "$KB" --dataset "$DEV" --docs 40 --k 100
+    timed "$PYTHON" -m bench.profile_linker --model "$MODEL" --kb "$KB" --dataset "$DEV" --docs 40 --k 100 |
+        tee "$OUT/profile.txt"
     timed "$PYTHON" -m bench.e2e_http --model "$MODEL" --kb "$KB" --dataset "$DEV" --docs "$SPEED_DOCS" \
         --k 100 20 --out "$OUT/e2e_http.json" --plot "$OUT/e2e_http.png"
+}
+
+compile() {  # the reader under torch.compile against eager, last: the GPU's launch overhead (RESULTS §33)
+    timed "$PYTHON" -m bench.profile_linker --model "$MODEL" --kb "$KB" --dataset "$DEV" --docs 40 --k 100 --top 5 \
+        --compile reduce-overhead default | tee "$OUT/compile.txt"
 }
 
 fetch() {  # the round's checkpoint minus what the shipped one already has, in pieces under 16 MiB
@@ -94,10 +100,10 @@ fetch() {  # the round's checkpoint minus what the shipped one already has, in p
     (cd "$OUT" && sha256sum reader.tar.part-* > reader.tar.sha256)
 }
 
-[ $# -gt 0 ] || { echo "usage: $0 unpack|index|reader|evaluate|speed|fetch ..." >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: $0 unpack|index|reader|evaluate|speed|fetch|compile ..." >&2; exit 2; }
 for stage in "$@"; do
     case "$stage" in
-        unpack|index|reader|evaluate|speed|fetch) echo "[gpu_round] stage $stage" >&2; "$stage" ;;
+        unpack|index|reader|evaluate|speed|fetch|compile) echo "[gpu_round] stage $stage" >&2; "$stage" ;;
         *) echo "unknown stage: $stage" >&2; exit 2 ;;
     esac
 done
