@@ -82,16 +82,18 @@ evaluate() {  # the shipped checkpoint and the round's, on the same GPU
     done
 }
 
+profile() {  # bench.profile_linker on 40 AIDA-A documents at K=100, with further options
+    timed "$PYTHON" -m bench.profile_linker --model "$MODEL" --kb "$KB" --dataset "$DEV" --docs 40 --k 100 "$@"
+}
+
 speed() {  # issue 6's GPU figures: where a request's time goes, then AIDA-A through HTTP
-    timed "$PYTHON" -m bench.profile_linker --model "$MODEL" --kb "$KB" --dataset "$DEV" --docs 40 --k 100 |
-        tee "$OUT/profile.txt"
+    profile | tee "$OUT/profile.txt"
     timed "$PYTHON" -m bench.e2e_http --model "$MODEL" --kb "$KB" --dataset "$DEV" --docs "$SPEED_DOCS" \
         --k 100 20 --out "$OUT/e2e_http.json" --plot "$OUT/e2e_http.png"
 }
 
 compile() {  # the reader under torch.compile against eager, last: the GPU's launch overhead (RESULTS §33)
-    timed "$PYTHON" -m bench.profile_linker --model "$MODEL" --kb "$KB" --dataset "$DEV" --docs 40 --k 100 --top 5 \
-        --compile reduce-overhead default | tee "$OUT/compile.txt"
+    profile --top 5 --compile reduce-overhead default | tee "$OUT/compile.txt"
 }
 
 fetch() {  # the round's checkpoint minus what the shipped one already has, in pieces under 16 MiB
