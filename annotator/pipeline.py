@@ -148,7 +148,7 @@ class Linker:
         identity = index_identity(kb_path=kb, checkpoint_id=checkpoint_id, config=config.to_dict())
         if index_dir is not None:
             index = EntityIndex.load(index_dir, identity=identity, index_type=config.index_type)
-        elif kb == model_dir / EMBEDDED_KB and (model_dir / EMBEDDED_INDEX / "manifest.json").is_file():
+        elif _is_embedded_kb(kb, model_dir) and (model_dir / EMBEDDED_INDEX / "manifest.json").is_file():
             index = EntityIndex.load(model_dir / EMBEDDED_INDEX, identity=identity, index_type=config.index_type)
         else:
             directory = _cache_folder(identity)
@@ -385,6 +385,11 @@ def _name_candidates(model_dir: Path, config: LinkerConfig, index: EntityIndex) 
     except ValueError as exc:
         raise ModelLoadError(str(exc)) from exc
     return table.rows(index.titles, config.mention_candidates)
+
+
+def _is_embedded_kb(kb: Path | None, model_dir: Path) -> bool:
+    """Whether `kb` is the model folder's demo KB, however either path is written (relative, via links)."""
+    return kb is not None and kb.resolve() == (model_dir / EMBEDDED_KB).resolve()
 
 
 def _resolve_kb(model_dir: Path, kb_path: str | Path | None, *, required: bool) -> Path | None:

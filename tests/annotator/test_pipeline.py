@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import dataclasses
+import gzip
+import shutil
 from pathlib import Path
 
 import pytest
@@ -123,6 +125,29 @@ def test_explicit_index_dir_and_kb_from_environment(tiny_checkpoint: Path, tiny_
     assert linker.index.titles == tiny_linker.index.titles
     monkeypatch.setenv("ENTQA_KB_PATH", str(tiny_kb))
     assert Linker.from_pretrained(tiny_checkpoint, device="cpu").kb_path == tiny_kb
+
+
+def test_a_relative_path_to_the_demo_kb_serves_the_shipped_index(tiny_checkpoint: Path, tiny_kb: Path,
+                                                                   tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    # The README's ENTQA_KB_PATH=models/entqa-minilm/kb/entities.jsonl.gz, read from the checkout's root.
+    from annotator.index import build_index
+
+    model_dir = tmp_path / "models" / "tiny"
+    shutil.copytree(tiny_checkpoint, model_dir)
+    (model_dir / "kb").mkdir()
+    with gzip.open(model_dir / "kb" / "entities.jsonl.gz", "wb") as kb:
+        kb.write(tiny_kb.read_bytes())
+    shipped = build_index(model_dir, model_dir / "kb" / "entities.jsonl.gz", out=model_dir / "index").directory
+
+    def no_encoding(*args: object, **kwargs: object) -> None:
+        raise AssertionError("index rebuilt")
+
+    monkeypatch.setattr(annotator.retrieval, "_encode", no_encoding)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("ENTQA_KB_PATH", "models/tiny/kb/entities.jsonl.gz")
+    assert Linker.from_pretrained(model_dir, device="cpu").index.directory == shipped
+    assert Linker.from_pretrained("models/tiny", device="cpu").index.directory.resolve() == shipped
 
 
 def test_a_gpu_dtype_cast_keeps_the_index_identity_of_the_stored_weights(
