@@ -4,7 +4,8 @@ from __future__ import annotations
 from nif.data_types import NifAnnotation, NifDocument
 from nif.errors import NifParseError
 from nif.parse import documents_in, load_graph, parse_document
+from nif.turtle import check_iri
 from nif.write import write_document
 
-__all__ = ["NifAnnotation", "NifDocument", "NifParseError", "documents_in", "load_graph", "parse_document",
+__all__ = ["NifAnnotation", "NifDocument", "NifParseError", "check_iri", "documents_in", "load_graph", "parse_document",
            "write_document"]

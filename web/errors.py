@@ -10,6 +10,9 @@ from nif import NifParseError
 
 logger = logging.getLogger(__name__)
 
+# The longest reason a 4xx/5xx answer gives, in characters.
+MAX_REASON_CHARS = 500
+
 
 class RequestError(ValueError):
     """A request the endpoint cannot annotate; `status_code` is the HTTP status to answer with."""
@@ -41,4 +44,8 @@ def _internal_error(error: Exception) -> Response:
 
 
 def _plain(message: str, status: int) -> Response:
-    return Response(" ".join(message.split()) + "\n", status=status, content_type="text/plain; charset=utf-8")
+    # Reasons may quote the request (an IRI, a Content-Type): kept to one short line that UTF-8 can carry.
+    line = " ".join(message.split()).encode("utf-8", "backslashreplace").decode("utf-8")
+    if len(line) > MAX_REASON_CHARS:
+        line = line[:MAX_REASON_CHARS - 1] + "…"
+    return Response(line + "\n", status=status, content_type="text/plain; charset=utf-8")

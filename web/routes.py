@@ -9,7 +9,8 @@ from annotator.data_types import Mention
 from annotator.linking import EntityLinker
 from annotator.uris import wikipedia_uri
 from nif import NifAnnotation, NifDocument, parse_document, write_document
-from web.errors import RequestError, UnsupportedContentType
+from web.answerable import check_answerable
+from web.errors import UnsupportedContentType
 
 
 bp = Blueprint("gerbil", __name__)
@@ -27,8 +28,7 @@ def annotate() -> Response:
     """Links the entities of one NIF document: A2KB without spans, D2KB with them."""
     _check_content_type()
     doc = parse_document(request.get_data(cache=False))
-    if not doc.text:
-        raise RequestError("bad NIF: nif:isString is empty")
+    check_answerable(doc)
     spans = [(annotation.start, annotation.end) for annotation in doc.annotations] or None
     mentions = _linker().link(doc.text, spans=spans)
     answer = NifDocument(doc.uri, doc.text, _annotations(mentions, spans))
@@ -50,9 +50,8 @@ def _linker() -> EntityLinker:
 def _check_content_type() -> None:
     charset = request.mimetype_params.get("charset", "utf-8")
     if request.mimetype not in ACCEPTED_TYPES or charset.lower() not in ("utf-8", "utf8"):
-        raise UnsupportedContentType(
-            f"unsupported content type {request.content_type!r}, expected application/x-turtle or "
-            "text/turtle in UTF-8")
+        raise UnsupportedContentType("unsupported content type, expected application/x-turtle or text/turtle in "
+                                     f"UTF-8: {request.content_type[:100]!r}")
 
 
 def _annotations(mentions: Sequence[Mention], spans: Sequence[tuple[int, int]] | None) -> tuple[NifAnnotation, ...]:

@@ -11,6 +11,7 @@ from tests.support.gerbil_requests import REQUEST_BASE, TRICKY_TEXT, gerbil_requ
 
 RESOURCES = Path(__file__).resolve().parent.parent / "resources"
 PREFIX = "@prefix nif: <http://persistence.uni-leipzig.org/nlp2rdf/ontologies/nif-core#> .\n"
+XSD_PREFIX = "@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .\n"
 
 
 def test_a2kb_request_has_the_exact_text_and_no_annotations() -> None:
@@ -43,11 +44,33 @@ def test_wild_corpus_tolerates_types_indexes_language_tags_and_several_uris(capl
     assert "lacks nif:beginIndex or nif:endIndex" in caplog.text
 
 
-def test_first_context_is_used_when_there_are_several(caplog: pytest.LogCaptureFixture) -> None:
+def test_several_contexts_are_refused_not_answered_in_part() -> None:
     data = gerbil_request("Paris", base="http://e.org/doc_10") + gerbil_request("London", base="http://e.org/doc_9")
-    with caplog.at_level(logging.WARNING, logger="nif.parse"):
-        assert parse_document(data).text == "London"
-    assert "2 contexts" in caplog.text
+    with pytest.raises(NifParseError, match="2 nif:Contexts with nif:isString .*expected one document"):
+        parse_document(data)
+
+
+def test_a_utf8_byte_order_mark_is_skipped() -> None:
+    assert parse_document(b"\xef\xbb\xbf" + gerbil_request("Paris")).text == "Paris"
+    assert parse_document("\ufeff" + gerbil_request("Paris").decode()).text == "Paris"
+
+
+@pytest.mark.parametrize(("literal", "text"), [
+    ('"01"^^xsd:integer', "01"), ('"TRUE"^^xsd:boolean', "TRUE"), ('"1E1"^^xsd:double', "1E1"),
+    ('"2020-01-01T00:00:00.000Z"^^xsd:dateTime', "2020-01-01T00:00:00.000Z"), ('"Paris"@EN', "Paris"),
+    ('"a  b"^^<http://e.org/type>', "a  b"),
+])
+def test_texts_of_any_type_keep_their_lexical_form(literal: str, text: str) -> None:
+    data = PREFIX + XSD_PREFIX + f"<http://e.org/d> a nif:Context ; nif:isString {literal} ."
+    assert parse_document(data).text == text
+
+
+def test_escaped_surrogate_pairs_are_one_character_and_offsets_count_it_once() -> None:
+    data = PREFIX + (r'<http://e.org/d\uD83D\uDE00> a nif:Context ; nif:isString "\uD83D\uDE00 Paris" . '
+                     r'<http://e.org/d#p> nif:referenceContext <http://e.org/d\uD83D\uDE00> ; '
+                     "nif:beginIndex 2 ; nif:endIndex 7 .")
+    doc = parse_document(data)
+    assert (doc.uri, doc.text, doc.annotations) == ("http://e.org/d😀", "😀 Paris", (NifAnnotation(2, 7),))
 
 
 def test_strings_accept_str_and_other_rdf_formats() -> None:
@@ -67,6 +90,14 @@ def test_strings_accept_str_and_other_rdf_formats() -> None:
       '<http://e.org/d> ; nif:beginIndex 1 ; nif:endIndex 9 .').encode(), "outside a text of length 3"),
     ((PREFIX + '<http://e.org/d> a nif:Context ; nif:isString "abc" . <http://e.org/d#x> nif:referenceContext '
       '<http://e.org/d> ; nif:beginIndex "one" ; nif:endIndex 2 .').encode(), "non-integer nif:beginIndex"),
+    ((PREFIX + r'<http://e.org/d> a nif:Context ; nif:isString "Paris \uD83D" .').encode(),
+     "isString of http://e.org/d holds a lone UTF-16 surrogate U\\+D83D at character 6"),
+    ((PREFIX + r'<http://e.org/d> a nif:Context ; nif:isString "\uDE00\uD83D" .').encode(),
+     "lone UTF-16 surrogate U\\+DE00"),
+    ((PREFIX + r'<http://e.org/d\uDE00> a nif:Context ; nif:isString "x" .').encode(), "context IRI holds a lone"),
+    ((PREFIX + '<http://e.org/d> a nif:Context ; nif:isString <http://e.org/text> .').encode(), "not a literal"),
+    ((PREFIX + XSD_PREFIX + '<http://e.org/d> a nif:Context ; nif:isString "a\tb"^^xsd:token .').encode(),
+     "typed http://www.w3.org/2001/XMLSchema#token, whose whitespace the parser would rewrite"),
 ])
 def test_bad_input_raises_a_one_line_parse_error(data: bytes, message: str) -> None:
     with pytest.raises(NifParseError, match=message) as caught:

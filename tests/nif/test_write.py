@@ -7,6 +7,7 @@ from rdflib import RDF, Literal, URIRef
 from nif import NifAnnotation, NifDocument, documents_in, load_graph, parse_document, write_document
 from nif.vocabulary import ITSRDF, NIF
 from tests.support.gerbil_requests import REQUEST_BASE, TRICKY_TEXT, span_of
+from tests.support.rdf_readers import READERS, Reading, ReaderUnavailable, as_rapper_reads
 
 XSD_STRING = URIRef("http://www.w3.org/2001/XMLSchema#string")
 XSD_NON_NEGATIVE = URIRef("http://www.w3.org/2001/XMLSchema#nonNegativeInteger")
@@ -67,3 +68,32 @@ def test_documents_in_reads_back_a_written_corpus() -> None:
 def test_repeated_or_out_of_range_spans_are_rejected(annotations: tuple[NifAnnotation, ...]) -> None:
     with pytest.raises(ValueError, match="repeated or outside"):
         write_document(NifDocument("http://e.org/d", "Paris", annotations))
+
+
+@pytest.mark.parametrize("reader", ["rdflib", "oxigraph", "rapper"])
+@pytest.mark.parametrize("text", ['a\nb\\"', 'ends in """', "\x00\x01\x1f\x7f\u0085\u2028\ufeff\uffff", "\\u0041 \\"])
+def test_strict_readers_read_back_the_exact_text(reader: str, text: str) -> None:
+    uri = "http://dbpedia.org/resource/London"
+    doc = NifDocument("http://e.org/d", text, (NifAnnotation(0, len(text), (uri,)),))
+    try:
+        reading = READERS[reader](write_document(doc).encode())
+    except ReaderUnavailable as error:
+        pytest.skip(str(error))
+    expected = as_rapper_reads(text) if reader == "rapper" else text
+    assert reading == Reading(expected, frozenset({(0, len(text), (uri,))}))
+
+
+@pytest.mark.parametrize("uri", ["http://e.org/a b", "http://e.org/a\x00b", "http://e.org/a\nb", "http://e.org/{x}",
+                                 "relative", "http://e.org/a>b"])
+def test_iris_strict_readers_refuse_are_not_written(uri: str) -> None:
+    with pytest.raises(ValueError, match="is not an absolute IRI"):
+        write_document(NifDocument(uri, "Paris"))
+    with pytest.raises(ValueError, match="is not an absolute IRI"):
+        write_document(NifDocument("http://e.org/d", "Paris", (NifAnnotation(0, 5, (uri,)),)))
+
+
+@pytest.mark.parametrize(("confidence", "lexical"), [(0.25, "0.25"), (1e-05, "1e-05"), (float("inf"), "INF"),
+                                                     (float("-inf"), "-INF"), (float("nan"), "NaN")])
+def test_confidences_are_written_in_xml_schema_lexical_forms(confidence: float, lexical: str) -> None:
+    doc = NifDocument("http://e.org/d", "Paris", (NifAnnotation(0, 5, (), confidence),))
+    assert f'itsrdf:taConfidence "{lexical}"^^xsd:double' in write_document(doc, with_confidence=True)

@@ -19,6 +19,7 @@ ANNOTATION_QUERY = (f"PREFIX nif: <{NIF}> PREFIX itsrdf: <{ITSRDF}> SELECT ?a ?b
                     "OPTIONAL { ?a itsrdf:taIdentRef ?uri } }")
 JAVA_JAR_DIR = Path("/usr/share/java")
 _TIMEOUT_S = 120
+_RAPPER_STRING_END = re.compile("[\x00\ufffe\uffff]")
 
 
 class ReaderUnavailable(RuntimeError):
@@ -84,6 +85,12 @@ def read_rapper(body: bytes) -> Reading:
         raise ReaderUnavailable("rapper is not installed (apt-get install -y raptor2-utils)")
     return _read_ntriples(_run(["rapper", "-q", "-i", "turtle", "-o", "ntriples", "-", "http://example.org/base"],
                                body))
+
+
+def as_rapper_reads(text: str) -> str:
+    """`text` as rapper reads it back from a string literal, however spelled: cut at the first NUL, U+FFFE or
+    U+FFFF (raptor keeps C strings, and ends its UTF-8 decoding at the BMP noncharacters)."""
+    return _RAPPER_STRING_END.split(text, maxsplit=1)[0]
 
 
 def read_jena(body: bytes) -> Reading:
