@@ -7,8 +7,12 @@ from typing import Any
 from annotator.data_types import Entity, Mention
 from annotator.linking import EntityLinker
 
-# The trained checkpoint shipped with the project (with its demo KB and that KB's index).
-DEFAULT_MODEL_DIR = Path(__file__).resolve().parent.parent / "models" / "entqa-minilm"
+# The trained checkpoint shipped with the project (with its demo KB and that KB's index): inside the package where
+# a wheel installed it (pyproject.toml maps models/ to annotator/models), else in models/ beside the package, as in
+# a source checkout or an editable install.
+_INSTALLED_MODEL_DIR = Path(__file__).resolve().parent / "models" / "entqa-minilm"
+DEFAULT_MODEL_DIR = (_INSTALLED_MODEL_DIR if _INSTALLED_MODEL_DIR.is_dir()
+                     else Path(__file__).resolve().parent.parent / "models" / "entqa-minilm")
 
 __all__ = ["DEFAULT_MODEL_DIR", "Entity", "EntityLinker", "Linker", "LinkerConfig", "Mention"]
 

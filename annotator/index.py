@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import logging
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from annotator.checkpoint import load_checkpoint_tokenizer, load_config, load_retriever
@@ -37,8 +38,9 @@ def build_index(model_dir: str | Path, kb_path: str | Path, out: str | Path | No
                              batch_size=batch_size or config.batch_sizes(torch_device.type)[1], limit=limit)
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m annotator.index", description=__doc__)
+def main(argv: Sequence[str] | None = None, *, prog: str = "python -m annotator.index") -> int:
+    """Builds the index the command line asks for; `prog` names the command in help (`entqa index` runs this)."""
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__)
     parser.add_argument("--model", required=True, help="checkpoint folder (config.json, tokenizer/, retriever/)")
     parser.add_argument("--kb", required=True, help="KB file: shared, BLINK or KILT JSON lines (.jsonl[.gz])")
     parser.add_argument("--out", help="index folder to write (an unfinished build resumes); default: the cache "
@@ -53,7 +55,8 @@ def main(argv: list[str] | None = None) -> None:
     index = build_index(args.model, args.kb, args.out, index_type=args.index_type, batch_size=args.batch_size,
                         limit=args.limit, device=args.device)
     print(f"indexed {len(index)} entities into {index.directory} in {time.perf_counter() - started:.1f} s")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

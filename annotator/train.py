@@ -47,8 +47,8 @@ _OVERRIDES = {"epochs": "epochs", "batch_size": "batch_size", "grad_accumulation
               "both_towers": "both_towers"}
 
 
-def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m annotator.train", description=__doc__)
+def parse_args(argv: Sequence[str] | None = None, *, prog: str = "python -m annotator.train") -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__)
     parser.add_argument("module", choices=("retriever", "passage-tower", "entity-tower", "reader"))
     parser.add_argument("--train", type=Path, required=True, help="training corpus (NIF Turtle)")
     parser.add_argument("--dev", type=Path, required=True, help="dev corpus (NIF Turtle), evaluated each epoch")
@@ -117,8 +117,9 @@ def kb_vectors(index_dir: Path, retriever: DualEncoder, kb_path: Path, config: L
     return torch.from_numpy(np.asarray(embeddings, dtype=np.float32))
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_args(argv)
+def main(argv: Sequence[str] | None = None, *, prog: str = "python -m annotator.train") -> int:
+    """Trains the stage the command line names; `prog` names the command in help (`entqa train` runs this)."""
+    args = parse_args(argv, prog=prog)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     config = training_config(args)
     torch.set_num_threads(config.threads)

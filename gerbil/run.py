@@ -64,9 +64,9 @@ def _dataset_spec(value: str) -> tuple[str, str]:
     return name, path
 
 
-def parse_args(argv: Sequence[str] | None = None) -> RunConfig:
-    """Parses the command line into a `RunConfig`."""
-    parser = argparse.ArgumentParser(prog="python -m gerbil.run", description=__doc__)
+def parse_args(argv: Sequence[str] | None = None, *, prog: str = "python -m gerbil.run") -> RunConfig:
+    """Parses the command line into a `RunConfig`; `prog` names the command in help."""
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__)
     target = parser.add_mutually_exclusive_group(required=True)
     target.add_argument("--endpoint", help="URL of a NIF web annotator")
     target.add_argument("--in-process", dest="model_dir", type=Path, metavar="MODEL_DIR", nargs="?",
@@ -122,10 +122,11 @@ def to_json(result: ExperimentResult) -> dict[str, Any]:
     return data
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Runs the experiments, prints the table and writes the JSON; returns the exit status."""
+def main(argv: Sequence[str] | None = None, *, prog: str = "python -m gerbil.run") -> int:
+    """Runs the experiments, prints the table and writes the JSON; returns the exit status (`entqa evaluate` runs
+    this, with its own `prog`)."""
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    config = parse_args(argv)
+    config = parse_args(argv, prog=prog)
     redirects = load_redirects(config.redirects) if config.redirects else None
     annotator = make_annotator(config)
     results = []

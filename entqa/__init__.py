@@ -1,0 +1,1 @@
+"""The `entqa` command line (`entqa.cli`): link, serve, index, train and evaluate."""

@@ -1,0 +1,4 @@
+"""`python -m entqa`: the `entqa` command."""
+from entqa.cli import main
+
+raise SystemExit(main())

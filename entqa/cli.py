@@ -1,0 +1,166 @@
+"""The `entqa` command: link documents, serve the NIF web annotator, build an index, train, evaluate."""
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
+
+from tqdm import tqdm
+
+from annotator import DEFAULT_MODEL_DIR
+from annotator.data_types import Mention
+from annotator.errors import AnnotatorError, ConfigError
+from entqa.documents import INPUT_FORMATS, STDIN, InputDocument, InputError, read_documents
+from entqa.formats import OUTPUT_FORMATS
+
+if TYPE_CHECKING:
+    from annotator.pipeline import Linker
+
+# The subcommands whose module reads its own command line (`python -m MODULE` is the same command), with the
+# summary `entqa --help` shows: listing them must not import torch.
+DELEGATED_COMMANDS = {
+    "index": ("annotator.index", "build a KB's entity index ahead of time (python -m annotator.index)"),
+    "train": ("annotator.train", "train the retriever or the reader (python -m annotator.train)"),
+    "evaluate": ("gerbil.run", "replay GERBIL A2KB/D2KB experiments on datasets (python -m gerbil.run)"),
+}
+# gunicorn's settings, shipped inside this package (a link to the checkout's top-level gunicorn.conf.py).
+GUNICORN_CONFIG = Path(__file__).resolve().parent / "gunicorn.conf.py"
+# The settings the service reads (web.create_app: ENTQA_ + its setting name; linker settings: LinkerConfig.with_env).
+MODEL_DIR_ENV, KB_PATH_ENV, INDEX_DIR_ENV = "ENTQA_MODEL_DIR", "ENTQA_KB_PATH", "ENTQA_INDEX_DIR"
+BIND_ENV, WORKERS_ENV = "ENTQA_BIND", "ENTQA_WORKERS"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Runs one subcommand of `entqa`; returns its exit status."""
+    parser = build_parser()
+    args, rest = parser.parse_known_args(argv)
+    if args.command in DELEGATED_COMMANDS:
+        module, _ = DELEGATED_COMMANDS[args.command]
+        status: int = importlib.import_module(module).main(rest, prog=f"{parser.prog} {args.command}")
+        return status
+    if rest:
+        args.command_parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    try:
+        return args.run(args)
+    except (InputError, AnnotatorError, ConfigError) as error:
+        print(f"{parser.prog} {args.command}: error: {error}", file=sys.stderr)
+        return 2 if isinstance(error, InputError) else 1
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The `entqa` parser; the delegated subcommands take any arguments, which their own modules read."""
+    parser = argparse.ArgumentParser(prog="entqa", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    link = commands.add_parser(
+        "link", help="link the entities of text files or JSON lines", description=(
+            "Link the entities of each document and print them. A FILE is a whole plain-text document (its id: the "
+            "path), '-' standard input, or, ending in .jsonl, one JSON object per line: "
+            '{"id": ..., "text": ..., "spans": [[start, end], ...]}, where spans (optional) asks to link exactly '
+            "those character spans (D2KB), else mentions are found end to end (A2KB). Offsets count code points."))
+    link.add_argument("inputs", nargs="+", metavar="FILE", help=f"a text or .jsonl file, or {STDIN} for standard input")
+    link.add_argument("--input-format", choices=INPUT_FORMATS, default="auto",
+                      help="auto: .jsonl files are JSON lines, everything else plain text (default: auto)")
+    link.add_argument("--format", choices=sorted(OUTPUT_FORMATS), default="tsv",
+                      help="tsv: one mention a row; json/jsonl: per document {id, mentions}; nif: NIF 2.0 Turtle "
+                           "with scores as itsrdf:taConfidence (default: tsv)")
+    link.add_argument("--batch-size", type=_positive_int, default=16,
+                      help="documents linked together, sharing retrieval and reader batches (default: 16)")
+    link.add_argument("--device", help="cpu, cuda, cuda:1 (default: CUDA when present)")
+    _add_model_arguments(link)
+    link.set_defaults(run=run_link, command_parser=link)
+
+    serve = commands.add_parser(
+        "serve", help="serve the GERBIL NIF web annotator (gunicorn wsgi:app)", description=(
+            "Run gunicorn with the project's gunicorn.conf.py and wsgi:app, from any folder. The options set the "
+            f"service's environment ({MODEL_DIR_ENV}, {KB_PATH_ENV}, {INDEX_DIR_ENV}, {BIND_ENV}, {WORKERS_ENV}); "
+            "every other ENTQA_* setting is read from the environment as the service always does."))
+    serve.add_argument("--bind", help=f"address:port to listen on (default: ${BIND_ENV} or 127.0.0.1:8080)")
+    serve.add_argument("--workers", type=_positive_int,
+                       help=f"worker processes, each with its own model copy (default: ${WORKERS_ENV} or 1)")
+    _add_model_arguments(serve)
+    serve.set_defaults(run=run_serve, command_parser=serve)
+
+    for name, (_, summary) in DELEGATED_COMMANDS.items():
+        # no -h of its own: `entqa NAME --help` reaches the module's parser
+        commands.add_parser(name, help=summary, add_help=False)
+    return parser
+
+
+def _add_model_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", type=_existing_path, default=os.environ.get(MODEL_DIR_ENV) or DEFAULT_MODEL_DIR,
+                        help=f"checkpoint folder (default: ${MODEL_DIR_ENV} or the shipped {DEFAULT_MODEL_DIR.name})")
+    parser.add_argument("--kb", type=_existing_path,
+                        help=f"KB file: shared, BLINK or KILT JSON lines (default: ${KB_PATH_ENV}, else the model's "
+                             "demo KB; serve: as the service chooses)")
+    parser.add_argument("--index-dir", type=_existing_path, default=os.environ.get(INDEX_DIR_ENV),
+                        help=f"a prebuilt entity index folder for the KB (default: ${INDEX_DIR_ENV}, else the "
+                             "model's own or the cache's)")
+
+
+def _existing_path(value: str) -> Path:
+    # checked here, so that a mistyped path fails at once rather than after the model has loaded
+    path = Path(value)
+    if not path.exists():
+        raise argparse.ArgumentTypeError(f"no such file or folder: {path}")
+    return path
+
+
+def _positive_int(value: str) -> int:
+    number = int(value)
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {number}")
+    return number
+
+
+def run_link(args: argparse.Namespace) -> int:
+    """`entqa link`: read every input first (a bad one fails before the model loads), link, print."""
+    documents = read_documents(args.inputs, args.input_format)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    linker = load_linker(args.model, kb_path=args.kb, index_dir=args.index_dir, device=args.device)
+    mentions = link_documents(linker, documents, batch_size=args.batch_size)
+    sys.stdout.write(OUTPUT_FORMATS[args.format](documents, mentions))
+    return 0
+
+
+def load_linker(model_dir: Path, *, kb_path: Path | None, index_dir: Path | None, device: str | None) -> Linker:
+    """The EntQA linker, configured as the service's: the checkpoint's config.json, then ENTQA_* variables (the KB:
+    `kb_path`, else $ENTQA_KB_PATH, else the model's demo KB)."""
+    from annotator.pipeline import Linker  # torch and faiss: loaded only once the input has been read
+
+    return Linker.from_pretrained(model_dir, kb_path=kb_path, index_dir=index_dir, device=device)
+
+
+def link_documents(linker: Linker, documents: Sequence[InputDocument], *, batch_size: int) -> list[list[Mention]]:
+    """Each document's mentions, with a progress bar over several documents.
+
+    End-to-end documents are linked `batch_size` at a time (`Linker.link_batch` shares the retrieval call and the
+    reader batches among them); documents with given spans one by one, as `Linker.link` takes spans.
+    """
+    mentions: list[list[Mention]] = [[] for _ in documents]
+    end_to_end = [i for i, document in enumerate(documents) if document.spans is None]
+    # None: shown where standard error is a terminal
+    with tqdm(total=len(documents), unit="doc", disable=None if len(documents) > 1 else True) as progress:
+        for first in range(0, len(end_to_end), batch_size):
+            batch = end_to_end[first:first + batch_size]
+            for i, found in zip(batch, linker.link_batch([documents[i].text for i in batch])):
+                mentions[i] = found
+            progress.update(len(batch))
+        for i, document in enumerate(documents):
+            if document.spans is not None:
+                mentions[i] = linker.link(document.text, document.spans)
+                progress.update()
+    return mentions
+
+
+def run_serve(args: argparse.Namespace) -> NoReturn:
+    """`entqa serve`: becomes gunicorn (same process), so that signals and the exit status are gunicorn's."""
+    settings = {MODEL_DIR_ENV: args.model, KB_PATH_ENV: args.kb, INDEX_DIR_ENV: args.index_dir, BIND_ENV: args.bind,
+                WORKERS_ENV: args.workers}
+    os.environ.update({name: str(value) for name, value in settings.items() if value is not None})
+    os.execv(sys.executable, [sys.executable, "-m", "gunicorn", "--config", str(GUNICORN_CONFIG), "wsgi:app"])

@@ -1,0 +1,222 @@
+"""`entqa` in process: `link` with the shipped checkpoint and its demo KB (loaded once for the module), bad input,
+and what `serve` and the delegated subcommands run."""
+from __future__ import annotations
+
+import csv
+import functools
+import io
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from annotator.errors import ModelLoadError
+from annotator.uris import NIL_NAMESPACE, dbpedia_uri, not_in_wiki_uri
+from entqa import cli
+from nif import parse_document
+
+REPO = Path(__file__).resolve().parents[2]
+# Absolute, so that nothing could take it for another KB than the one the shipped index was built from.
+DEMO_KB = REPO / "models" / "entqa-minilm" / "kb" / "entities.jsonl.gz"
+TEXT = "Bill Clinton met Nelson Mandela in Pretoria. Mandela thanked Clinton for his support."
+# What the demo KB links in TEXT (tests/test_default_model.py checks the same through the service).
+LINKED = [("Bill Clinton", "Bill Clinton"), ("Nelson Mandela", "Nelson Mandela"), ("Pretoria", "Pretoria"),
+          ("Mandela", "Nelson Mandela"), ("Clinton", "Bill Clinton")]
+SERVICE_SETTINGS = (cli.MODEL_DIR_ENV, cli.KB_PATH_ENV, cli.INDEX_DIR_ENV, cli.BIND_ENV, cli.WORKERS_ENV)
+
+Run = Callable[..., tuple[int, str, str]]
+
+
+@pytest.fixture(scope="module")
+def shared_load_linker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[..., object]]:
+    """`cli.load_linker`, loading each model and KB once for the module, with an empty cache (nothing is built)."""
+    cache = tmp_path_factory.mktemp("cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("ENTQA_CACHE", str(cache))
+        yield functools.cache(cli.load_linker)
+    assert not any(cache.iterdir())  # the shipped index served the demo KB
+
+
+@pytest.fixture
+def entqa(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+          shared_load_linker: Callable[..., object]) -> Run:
+    """Runs `entqa ARGS...` (standard input: `stdin`); returns the exit status, standard output and error."""
+    monkeypatch.setattr(cli, "load_linker", shared_load_linker)
+
+    def run(*args: str | Path, stdin: str = "") -> tuple[int, str, str]:
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin.encode("utf-8")), encoding="utf-8"))
+        status = cli.main([str(arg) for arg in args])
+        out, err = capsys.readouterr()
+        return status, out, err
+
+    return run
+
+
+@pytest.fixture
+def text_file(tmp_path: Path) -> Path:
+    path = tmp_path / "clinton.txt"
+    path.write_text(TEXT + "\n", encoding="utf-8")
+    return path
+
+
+def _surfaces_and_uris_from_tsv(out: str) -> list[tuple[str, str]]:
+    rows = list(csv.DictReader(io.StringIO(out), delimiter="\t"))
+    assert all(TEXT[int(row["start"]):int(row["end"])] == row["surface"] for row in rows)
+    assert all(0 < float(row["score"]) <= 1 for row in rows)
+    return [(row["surface"], row["uri"]) for row in rows]
+
+
+def _surfaces_and_uris_from_json(out: str) -> list[tuple[str, str]]:
+    [document] = json.loads(out)
+    return [(m["surface"], m["uri"]) for m in document["mentions"]]
+
+
+def _surfaces_and_uris_from_jsonl(out: str) -> list[tuple[str, str]]:
+    [line] = out.splitlines()
+    return _surfaces_and_uris_from_json(f"[{line}]")
+
+
+def _surfaces_and_uris_from_nif(out: str) -> list[tuple[str, str]]:
+    document = parse_document(out.encode("utf-8"))
+    assert document.text == TEXT + "\n"
+    assert all(a.confidence is not None and 0 < a.confidence <= 1 for a in document.annotations)
+    return [(document.text[a.start:a.end], uri) for a in document.annotations for uri in a.uris]
+
+
+@pytest.mark.parametrize("output_format, read", [
+    ("tsv", _surfaces_and_uris_from_tsv), ("json", _surfaces_and_uris_from_json),
+    ("jsonl", _surfaces_and_uris_from_jsonl), ("nif", _surfaces_and_uris_from_nif)])
+def test_link_prints_the_mentions_of_a_text_file(entqa: Run, text_file: Path, output_format: str,
+                                                 read: Callable[[str], list[tuple[str, str]]]) -> None:
+    status, out, err = entqa("link", text_file, "--kb", DEMO_KB, "--format", output_format)
+    assert status == 0, err
+    assert read(out) == [(surface, dbpedia_uri(title)) for surface, title in LINKED]
+
+
+def test_link_reads_standard_input_and_names_the_document_by_its_path(entqa: Run) -> None:
+    status, out, _ = entqa("link", "-", "--kb", DEMO_KB, "--format", "jsonl", stdin=TEXT)
+    assert status == 0
+    document = json.loads(out)
+    assert document["id"] == "-"
+    assert [m["title"] for m in document["mentions"]] == [title for _, title in LINKED]
+
+
+def test_link_json_lines_in_batches_and_at_given_spans(entqa: Run, tmp_path: Path) -> None:
+    # Three end-to-end documents over two batches, and one document with spans (D2KB) between them.
+    spans = [[0, 12], [17, 31], [61, 68], [73, 76]]  # Bill Clinton, Nelson Mandela, Clinton, his
+    lines = [{"id": 1, "text": TEXT}, {"id": "spans", "text": TEXT, "spans": spans},
+             {"id": "empty", "text": ""}, {"id": "pretoria", "text": "Mandela was born far from Pretoria."}]
+    path = tmp_path / "documents.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    status, out, err = entqa("link", path, "--kb", DEMO_KB, "--format", "jsonl", "--batch-size", "2")
+    assert status == 0, err
+    documents = [json.loads(line) for line in out.splitlines()]
+    assert [d["id"] for d in documents] == [1, "spans", "empty", "pretoria"]
+    assert [m["surface"] for m in documents[0]["mentions"]] == [surface for surface, _ in LINKED]
+    # every given span is answered, and nothing else: an entity, or NIL for "his"
+    given = documents[1]["mentions"]
+    assert [[m["start"], m["end"]] for m in given] == spans
+    assert [m["uri"] for m in given[:3]] == [dbpedia_uri("Bill Clinton"), dbpedia_uri("Nelson Mandela"),
+                                             dbpedia_uri("Bill Clinton")]
+    assert given[3]["title"] is None and given[3]["uri"] == not_in_wiki_uri(NIL_NAMESPACE, "his")
+    assert documents[2]["mentions"] == []
+    assert "Pretoria" in [m["title"] for m in documents[3]["mentions"]]
+
+
+@pytest.mark.parametrize("content, message", [
+    ('{"id": 1, "text": "a"}\n{"id": 2, "text": "b"', "documents.jsonl, line 2: "),
+    ('["just", "a", "list"]', "line 1: expected a JSON object with the keys id, text, spans"),
+    ('{"id": 1, "txt": "Paris"}', "line 1: unknown key 'txt'; a document has the keys id, text, spans"),
+    ('{"id": 1}', "line 1: 'text' must be a string, got None"),
+    ('{"text": "Paris"}', "line 1: 'id' must be a string or an integer, got None"),
+    ('{"id": 1, "text": "Paris", "spans": [[0, 9]]}', "line 1: span [0, 9] is not [start, end] with "
+                                                      "0 <= start < end <= 5"),
+    ('{"id": 1, "text": "Paris", "spans": [0, 5]}', "line 1: span 0 is not [start, end]"),
+])
+def test_bad_json_lines_fail_with_the_line_and_what_is_wrong(entqa: Run, monkeypatch: pytest.MonkeyPatch,
+                                                             tmp_path: Path, content: str, message: str) -> None:
+    monkeypatch.setattr(cli, "load_linker", _must_not_load)
+    path = tmp_path / "documents.jsonl"
+    path.write_text(content, encoding="utf-8")
+    status, out, err = entqa("link", path)
+    assert (status, out) == (2, "")
+    assert err.startswith("entqa link: error: ") and message in err
+
+
+def test_unreadable_inputs_fail_before_the_model_loads(entqa: Run, monkeypatch: pytest.MonkeyPatch,
+                                                       tmp_path: Path) -> None:
+    monkeypatch.setattr(cli, "load_linker", _must_not_load)
+    latin1 = tmp_path / "latin1.txt"
+    latin1.write_bytes("Zürich".encode("latin-1"))
+    assert entqa("link", latin1)[::2] == (2, f"entqa link: error: {latin1} is not UTF-8 text: 'utf-8' codec can't "
+                                             "decode byte 0xfc in position 1: invalid start byte\n")
+    missing = tmp_path / "missing.txt"
+    assert entqa("link", missing)[::2] == (2, f"entqa link: error: cannot read {missing}: No such file or directory\n")
+
+
+def test_bad_options_name_the_valid_choices(entqa: Run, capsys: pytest.CaptureFixture[str], text_file: Path) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        entqa("link", text_file, "--format", "xml")
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "entqa link: error: argument --format: invalid choice: 'xml'" in err
+    assert all(name in err for name in ("tsv", "jsonl", "nif"))
+
+
+def test_a_missing_kb_fails_before_the_model_loads(entqa: Run, monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str], text_file: Path,
+                                                  tmp_path: Path) -> None:
+    monkeypatch.setattr(cli, "load_linker", _must_not_load)
+    with pytest.raises(SystemExit) as exit_info:
+        entqa("link", text_file, "--kb", tmp_path / "nowhere.jsonl.gz")
+    assert exit_info.value.code == 2
+    assert f"entqa link: error: argument --kb: no such file or folder: {tmp_path / 'nowhere.jsonl.gz'}" in \
+        capsys.readouterr().err
+
+
+def test_a_model_that_does_not_load_is_an_error(entqa: Run, monkeypatch: pytest.MonkeyPatch, text_file: Path) -> None:
+    def load_linker(*args: object, **kwargs: object) -> object:
+        raise ModelLoadError("entity index built for another KB")
+
+    monkeypatch.setattr(cli, "load_linker", load_linker)
+    assert entqa("link", text_file) == (1, "", "entqa link: error: entity index built for another KB\n")
+
+
+def test_serve_runs_gunicorn_with_the_project_config_and_the_given_settings(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # a copy, so that what serve sets for gunicorn does not outlive the test
+    monkeypatch.setattr(os, "environ", {k: v for k, v in os.environ.items() if k not in SERVICE_SETTINGS})
+    run: list[list[str]] = []
+
+    def execv(path: str, argv: list[str]) -> None:
+        run.append([path, *argv])
+        raise SystemExit(0)  # execv does not return
+
+    monkeypatch.setattr(os, "execv", execv)
+    with pytest.raises(SystemExit):
+        cli.main(["serve", "--kb", str(DEMO_KB), "--bind", "127.0.0.1:9999", "--workers", "2"])
+    [[path, *argv]] = run
+    assert argv[0] == path == sys.executable
+    assert argv[1:] == ["-m", "gunicorn", "--config", str(cli.GUNICORN_CONFIG), "wsgi:app"]
+    assert cli.GUNICORN_CONFIG.read_text(encoding="utf-8") == (REPO / "gunicorn.conf.py").read_text(encoding="utf-8")
+    assert {name: os.environ.get(name) for name in SERVICE_SETTINGS} == {
+        cli.MODEL_DIR_ENV: str(cli.DEFAULT_MODEL_DIR), cli.KB_PATH_ENV: str(DEMO_KB), cli.INDEX_DIR_ENV: None,
+        cli.BIND_ENV: "127.0.0.1:9999", cli.WORKERS_ENV: "2"}
+
+
+@pytest.mark.parametrize("command, own_option", [("index", "--index-type"), ("train", "--init-reader"),
+                                                 ("evaluate", "--in-process")])
+def test_the_other_subcommands_are_their_modules_command_lines(capsys: pytest.CaptureFixture[str], command: str,
+                                                               own_option: str) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main([command, "--help"])
+    assert exit_info.value.code == 0
+    help_text = capsys.readouterr().out
+    assert help_text.startswith(f"usage: entqa {command} ") and own_option in help_text
+
+
+def _must_not_load(*args: object, **kwargs: object) -> object:
+    raise AssertionError("the model must not load for input that cannot be read")

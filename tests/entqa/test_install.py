@@ -1,0 +1,102 @@
+"""`pip install .` into a fresh virtual environment, then `entqa link` and `entqa serve` from another folder: the
+installed package alone, with the checkpoint it carries (minutes: pip installs torch and the rest)."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.entqa.test_cli import LINKED, REPO, TEXT
+
+pytestmark = pytest.mark.slow
+
+INSTALL_TIMEOUT_S = 1800
+STARTUP_TIMEOUT_S = 180
+
+
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A plain virtual environment (no system site-packages) with the project installed by `pip install .`."""
+    # A copy of the work tree as git sees it (uncommitted changes included): pip builds in the source folder and
+    # would leave build/ and *.egg-info in the checkout.
+    source = tmp_path_factory.mktemp("source")
+    listed = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"], cwd=REPO,
+                            check=True, capture_output=True).stdout.decode().split("\0")
+    for name in filter(None, listed):
+        if (REPO / name).exists():  # listed but deleted in the work tree: not part of it
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / name, source / name, follow_symlinks=False)
+    environment = tmp_path_factory.mktemp("venv")
+    subprocess.run([sys.executable, "-m", "venv", environment], check=True)
+    subprocess.run([environment / "bin" / "python", "-m", "pip", "install", "--quiet", "."], cwd=source, check=True,
+                   timeout=INSTALL_TIMEOUT_S)
+    return environment
+
+
+@pytest.fixture
+def elsewhere(tmp_path: Path) -> Path:
+    """A folder outside the checkout to run from."""
+    folder = tmp_path / "elsewhere"
+    folder.mkdir()
+    return folder
+
+
+def _environment(cache: Path) -> dict[str, str]:
+    # Nothing of this checkout or its settings: no PYTHONPATH, no ENTQA_* but an empty cache of its own.
+    kept = {name: value for name, value in os.environ.items()
+            if not name.startswith("ENTQA_") and name not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    return {**kept, "ENTQA_CACHE": str(cache)}
+
+
+def test_the_installed_package_carries_the_checkpoint(venv: Path, elsewhere: Path) -> None:
+    printed = subprocess.run([venv / "bin" / "python", "-c", "import annotator; print(annotator.DEFAULT_MODEL_DIR)"],
+                             cwd=elsewhere, env=_environment(elsewhere / "cache"), check=True, capture_output=True,
+                             text=True).stdout.strip()
+    assert Path(printed).is_relative_to(venv.resolve()) and (Path(printed) / "index" / "manifest.json").is_file()
+
+
+def test_entqa_link_from_another_folder(venv: Path, elsewhere: Path) -> None:
+    (elsewhere / "clinton.txt").write_text(TEXT, encoding="utf-8")
+    linked = subprocess.run([venv / "bin" / "entqa", "link", "clinton.txt"], cwd=elsewhere,
+                            env=_environment(elsewhere / "cache"), check=True, capture_output=True, text=True).stdout
+    rows = list(csv.DictReader(io.StringIO(linked), delimiter="\t"))
+    assert [(row["surface"], row["title"]) for row in rows] == LINKED
+    assert not (elsewhere / "cache").exists()  # the shipped index served the demo KB: nothing was built
+
+
+def test_entqa_serve_from_another_folder(venv: Path, elsewhere: Path) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen([venv / "bin" / "entqa", "serve", "--bind", f"127.0.0.1:{port}"], cwd=elsewhere,
+                              env=_environment(elsewhere / "cache"), stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + STARTUP_TIMEOUT_S
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=10) as response:
+                    health = json.load(response)
+                break
+            except OSError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail(f"entqa serve did not come up (exit status {server.poll()})")
+                time.sleep(0.5)
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+    assert health["entities"] == "13529" and Path(health["model"]).is_relative_to(venv.resolve())
