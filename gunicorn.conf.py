@@ -16,12 +16,13 @@ bind = os.environ.get("ENTQA_BIND", "127.0.0.1:8080")
 # (one per GPU), never the 2 x cores + 1 rule meant for I/O-bound apps.
 workers = int(os.environ.get("ENTQA_WORKERS", "1"))
 
-# gthread: the worker's main loop keeps heartbeating while a long document is being linked, and a
-# second thread still answers /health meanwhile. The request threads hand documents to the one thread
-# that holds the model (annotator.linker_thread), so they queue there. GERBIL sends one document at a
-# time, so two threads are enough.
+# gthread: the worker's main loop keeps heartbeating while a long document is being linked. The request
+# threads only read, parse and wait: they hand documents to the one thread that holds the model
+# (annotator.linker_thread), where they queue. So threads are cheap, and 16 leave /health and new
+# requests a free one while documents queue and a few clients are slow to send their bodies (which the
+# app cuts off after ENTQA_BODY_TIMEOUT s of silence, web.request_limits).
 worker_class = "gthread"
-threads = int(os.environ.get("ENTQA_THREADS", "2"))
+threads = int(os.environ.get("ENTQA_THREADS", "16"))
 
 # GERBIL waits up to 600 s for an answer; a worker must never be killed before GERBIL gives up.
 timeout = 660

@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 import numpy as np
 import torch
 
+from annotator.cancellation import check_cancelled
 from annotator.checkpoint import MENTION_TABLE, load_checkpoint_tokenizer, load_config, load_reader, load_retriever
 from annotator.config import LinkerConfig
 from annotator.data_types import Mention
@@ -261,9 +262,12 @@ class Linker:
     def _retrieve(self, inputs: Sequence[Sequence[int]]) -> list[np.ndarray]:
         """KB rows of the top-K candidates of every passage (one faiss call for all of them)."""
         size = self.config.batch_sizes(self.device.type)[1]
+        vectors = []
         with torch.inference_mode():
-            vectors = [self.retriever.embed_passages(self.builder.pad(inputs[i:i + size]).to(self.device)).float()
-                       for i in range(0, len(inputs), size)]
+            for first in range(0, len(inputs), size):
+                check_cancelled()
+                vectors.append(self.retriever.embed_passages(
+                    self.builder.pad(inputs[first:first + size]).to(self.device)).float())
         _, rows = self.index.search(torch.cat(vectors).cpu().numpy(), self.config.top_k)
         return [r[r >= 0] for r in rows]
 
@@ -304,6 +308,7 @@ class Linker:
         # otherwise wake each other between passes (docs/RESULTS.md §27).
         parts = [batch.rows(chunk) for chunk in chunks]
         for chosen, part in zip(chunks, parts):
+            check_cancelled()  # a document nobody waits for any more stops here (annotator.cancellation)
             part_start, part_end, part_rerank = self._forward(part, width)
             columns = part_start.shape[1]
             start[chosen, :columns], end[chosen, :columns], rerank[chosen] = part_start, part_end, part_rerank

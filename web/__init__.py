@@ -9,6 +9,7 @@ from typing import Any
 from flask import Flask
 
 from annotator import DEFAULT_MODEL_DIR
+from annotator.linker_thread import ThreadBoundLinker
 from annotator.linking import EntityLinker
 from web.errors import register_error_handlers
 from web.routes import bp
@@ -29,6 +30,14 @@ DEFAULTS: dict[str, Any] = {
     "WITH_CONFIDENCE": False,
     "WIKIPEDIA_URIS": False,
     "MAX_CONTENT_LENGTH": 10 * 1024 * 1024,
+    # Characters of text one request may ask to link (null: no limit): 5x AIDA/CoNLL's longest documents (under
+    # 10,000), about 260 s of model time on a 2-core CPU (about 5 s per 1,000 characters).
+    "MAX_DOCUMENT_CHARS": 50_000,
+    # Seconds a document may take, queueing included, before it is dropped with a 503: within GERBIL's 600 s
+    # wait, so GERBIL reads the reason, and below gunicorn's 660 s timeout.
+    "DOCUMENT_TIMEOUT": 590,
+    # Seconds a request body may pause between two of its bytes before a 408 frees the request thread.
+    "BODY_TIMEOUT": 30,
 }
 
 
@@ -40,7 +49,8 @@ def create_app(config: Mapping[str, Any] | None = None, *, linker: EntityLinker 
     Args:
         config: settings that override the defaults and the environment.
         linker: the linker to serve; when None, the EntQA model in `MODEL_DIR` (with the KB at
-            `KB_PATH`, or its own, indexed in `INDEX_DIR` when set) is loaded.
+            `KB_PATH`, or its own, indexed in `INDEX_DIR` when set) is loaded. Either runs on a thread of
+            its own, each document within `DOCUMENT_TIMEOUT` seconds.
 
     Returns:
         The Flask application.
@@ -50,18 +60,24 @@ def create_app(config: Mapping[str, Any] | None = None, *, linker: EntityLinker 
     app.config.from_prefixed_env("ENTQA")
     if config is not None:
         app.config.from_mapping(config)
-    app.extensions["entqa"] = linker if linker is not None else _load_linker(app)
+    app.extensions["entqa"] = _thread_bound_linker(app, linker)
     register_error_handlers(app)
     app.register_blueprint(bp)
     return app
 
 
+def _thread_bound_linker(app: Flask, linker: EntityLinker | None) -> ThreadBoundLinker:
+    # Request threads hand their documents to the one thread that holds the model (see ThreadBoundLinker).
+    def build() -> EntityLinker:
+        return linker if linker is not None else _load_linker(app)
+
+    return ThreadBoundLinker(build, timeout_s=app.config["DOCUMENT_TIMEOUT"])
+
+
 def _load_linker(app: Flask) -> EntityLinker:
     # Imported here so that the web layer and its tests run without torch when a linker is injected.
-    from annotator.linker_thread import ThreadBoundLinker
     from annotator.pipeline import Linker
 
     logger.info("loading the linker from %s (KB: %s)", app.config["MODEL_DIR"], app.config["KB_PATH"] or "its own")
-    # Request threads hand their documents to the one thread that holds the model (see ThreadBoundLinker).
-    return ThreadBoundLinker(lambda: Linker.from_pretrained(app.config["MODEL_DIR"], kb_path=app.config["KB_PATH"],
-                                                            index_dir=app.config["INDEX_DIR"]))
+    return Linker.from_pretrained(app.config["MODEL_DIR"], kb_path=app.config["KB_PATH"],
+                                  index_dir=app.config["INDEX_DIR"])

@@ -5,12 +5,14 @@ from collections.abc import Sequence
 
 from flask import Blueprint, Response, current_app, jsonify, request
 
+from annotator.cancellation import LinkingCancelled
 from annotator.data_types import Mention
-from annotator.linking import EntityLinker
+from annotator.linker_thread import ThreadBoundLinker
 from annotator.uris import wikipedia_uri
 from nif import NifAnnotation, NifDocument, parse_document, write_document
 from web.answerable import check_answerable
 from web.errors import UnsupportedContentType
+from web.request_limits import DocumentDropped, check_document_length, client_gone_check, read_body
 
 
 bp = Blueprint("gerbil", __name__)
@@ -27,10 +29,14 @@ ACCEPTED_TYPES = ("application/x-turtle", "text/turtle", "application/octet-stre
 def annotate() -> Response:
     """Links the entities of one NIF document: A2KB without spans, D2KB with them."""
     _check_content_type()
-    doc = parse_document(request.get_data(cache=False))
+    doc = parse_document(read_body(request, idle_timeout_s=current_app.config["BODY_TIMEOUT"]))
     check_answerable(doc)
+    check_document_length(doc.text, current_app.config["MAX_DOCUMENT_CHARS"])
     spans = [(annotation.start, annotation.end) for annotation in doc.annotations] or None
-    mentions = _linker().link(doc.text, spans=spans)
+    try:
+        mentions = _linker().link(doc.text, spans=spans, abandoned=client_gone_check(request.environ))
+    except LinkingCancelled as error:
+        raise DocumentDropped(f"document dropped: {error}") from error
     answer = NifDocument(doc.uri, doc.text, _annotations(mentions, spans))
     body = write_document(answer, with_confidence=current_app.config["WITH_CONFIDENCE"])
     return Response(body, content_type=TURTLE)
@@ -42,8 +48,8 @@ def health() -> Response:
     return jsonify(status="ok", **_linker().describe())
 
 
-def _linker() -> EntityLinker:
-    linker: EntityLinker = current_app.extensions["entqa"]
+def _linker() -> ThreadBoundLinker:
+    linker: ThreadBoundLinker = current_app.extensions["entqa"]
     return linker
 
 

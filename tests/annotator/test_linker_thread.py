@@ -2,14 +2,17 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from annotator.cancellation import LinkingCancelled
 from annotator.data_types import Mention
 from annotator.linker_thread import ThreadBoundLinker
 from tests.support.dictionary_linker import DictionaryLinker
+from tests.support.slow_linker import SlowLinker
 
 
 class RecordingLinker(DictionaryLinker):
@@ -63,3 +66,30 @@ def test_health_is_answered_while_a_document_is_being_linked() -> None:
         assert linker.describe() == inner.describe() and not pending.done()
         inner.release.set()
         assert [m.title for m in pending.result(timeout=10)] == ["Paris"]
+
+
+def test_a_document_past_its_timeout_is_dropped_at_the_next_batch_and_the_next_one_is_linked() -> None:
+    inner = SlowLinker(seconds=30)
+    linker = ThreadBoundLinker(lambda: inner, timeout_s=0.3)
+    started = time.monotonic()
+    with pytest.raises(LinkingCancelled, match="took longer than the limit of 0.3 s"):
+        linker.link("Paris")
+    assert time.monotonic() - started < 2
+    inner.seconds = 0
+    assert [m.title for m in linker.link("London")] == ["London"]  # queued behind the stopped one
+    assert inner.stopped == ["Paris"] and inner.finished == ["London"]
+
+
+def test_a_queued_document_whose_caller_went_away_is_never_started() -> None:
+    inner = SlowLinker(seconds=1)
+    linker = ThreadBoundLinker(lambda: inner)
+    with ThreadPoolExecutor(1) as caller:
+        first = caller.submit(linker.link, "Paris")
+        while not inner.started:
+            time.sleep(0.01)
+        with pytest.raises(LinkingCancelled, match="the client went away"):
+            linker.link("London", abandoned=lambda: True)
+        assert [m.title for m in first.result(timeout=10)] == ["Paris"]
+    inner.seconds = 0
+    linker.link("Zürich")
+    assert inner.started == ["Paris", "Zürich"]

@@ -10,6 +10,7 @@ import pytest
 import torch
 
 import annotator.retrieval
+from annotator.cancellation import Cancellation, LinkingCancelled, cancellable
 from annotator.data_types import Mention
 from annotator.linking import EntityLinker
 from annotator.pipeline import Linker, cached_index_dir
@@ -98,6 +99,13 @@ def test_link_batch_equals_link(tiny_linker: Linker) -> None:
     assert [[(m.start, m.end, m.title) for m in ms] for ms in batched] == \
         [[(m.start, m.end, m.title) for m in ms] for ms in single]
     assert [m.score for ms in batched for m in ms] == pytest.approx([m.score for ms in single for m in ms])
+
+
+def test_a_cancelled_document_stops_before_the_next_batch(tiny_linker: Linker) -> None:
+    with cancellable(Cancellation(deadline=0)), pytest.raises(LinkingCancelled, match="deadline passed"):
+        tiny_linker.link(TEXT)
+    with cancellable(Cancellation.after(60)):
+        assert tiny_linker.link(TEXT) == tiny_linker.link(TEXT)
 
 
 def test_requests_never_tokenize_entities(tiny_linker: Linker, monkeypatch: pytest.MonkeyPatch) -> None:
