@@ -36,6 +36,7 @@ class Cancellation:
         return None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
 
     def cancel(self, reason: str) -> None:
+        """Stops the document at its next check; the first reason given is the one reported."""
         self._reason = self._reason or reason
 
     def reason(self) -> str | None:

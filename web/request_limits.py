@@ -56,7 +56,7 @@ def read_body(request: Request, *, idle_timeout_s: float | None) -> bytes:
     """
     limit = request.max_content_length
     if limit is not None and (request.content_length or 0) > limit:
-        raise BodyTooLarge(f"request body over the limit of {limit} bytes (ENTQA_MAX_CONTENT_LENGTH)")
+        raise _over(limit)
     environ = request.environ
     # A server that ends the input stream itself (gunicorn: Content-Length or chunked) is read directly:
     # werkzeug's wrapper would stop silently at the limit, cutting a chunked body instead of refusing it.
@@ -66,7 +66,7 @@ def read_body(request: Request, *, idle_timeout_s: float | None) -> bytes:
         while chunk := _read(stream, idle_timeout_s):
             body += chunk
             if limit is not None and len(body) > limit:
-                raise BodyTooLarge(f"request body over the limit of {limit} bytes (ENTQA_MAX_CONTENT_LENGTH)")
+                raise _over(limit)
     return bytes(body)
 
 
@@ -97,6 +97,10 @@ def client_gone_check(environ: dict[str, Any]) -> Callable[[], bool] | None:
             return True
 
     return client_gone
+
+
+def _over(limit: int) -> BodyTooLarge:
+    return BodyTooLarge(f"request body over the limit of {limit} bytes (ENTQA_MAX_CONTENT_LENGTH)")
 
 
 @contextmanager
