@@ -2,57 +2,24 @@
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from nif import parse_document
 from tests.support.dictionary_linker import DictionaryLinker
 from tests.support.gerbil_requests import HEADERS, TRICKY_TEXT, gerbil_request, span_of
-
-REPO = Path(__file__).resolve().parent.parent
-STARTUP_TIMEOUT_S = 60
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+from tests.support.gunicorn_server import REPO, gunicorn_serving
 
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
-    port = _free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "--bind", f"127.0.0.1:{port}",
-         "tests.support.wsgi_test_app:app"],
-        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + STARTUP_TIMEOUT_S
-        while True:
-            try:
-                urllib.request.urlopen(f"{url}/health", timeout=5).close()
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"gunicorn did not come up (exit code {process.poll()})")
-                time.sleep(0.2)
+    with gunicorn_serving("tests.support.wsgi_test_app:app") as (url, _):
         yield url
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 def _post(url: str, body: bytes, headers: dict[str, str]) -> tuple[int, str, bytes]:

@@ -22,13 +22,13 @@ def free_port() -> int:
 
 
 @contextmanager
-def gunicorn_serving(app: str, env: Mapping[str, str] = {}) -> Iterator[tuple[str, int]]:
+def gunicorn_serving(app: str, env: Mapping[str, str] | None = None) -> Iterator[tuple[str, int]]:
     """(base URL, port) of gunicorn serving the WSGI app `app` (module:variable) with `env` added to its
     environment, until the block ends."""
     port = free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "--bind", f"127.0.0.1:{port}", app],
-        cwd=REPO, env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        cwd=REPO, env={**os.environ, **(env or {})}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         stdin=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     try:
