@@ -45,22 +45,22 @@ class LinkerConfig:
             in its document whose title shares a capitalised word with the passage outside every mention
             ("Bailey" after "Donovan Bailey"), and add the mentions found outside the first pass's; given
             spans (D2KB) are disambiguated again, with the words inside them. Not in the paper, so off by
-            default; +0.8 A2KB and +1.9 D2KB dev F1 for the shipped checkpoint (docs/RESULTS.md §19).
+            default; +0.8 A2KB and +1.9 D2KB dev F1 for the shipped checkpoint (docs/decisions.md#document-candidates).
         short_names: then link a capitalised run left open (end to end) or a given span answered NIL (D2KB)
             that is the first or last words of exactly one multi-word mention the document linked, to its
             entity ("Cunningham" after "Randall Cunningham"; `annotator.short_names`). Not in the paper, so
-            off by default; +0.9 A2KB and +1.1 D2KB dev F1 for the shipped checkpoint (docs/RESULTS.md §39).
+            off by default; +0.9 A2KB and +1.1 D2KB dev F1 for the shipped checkpoint (docs/decisions.md#short-names).
         mention_candidates: add to each passage's retrieved candidates, for every capitalised name in it, up to this
             many entities the training links gave that name most often (`annotator.mention_table`, the checkpoint's
             `mentions.tsv`); the reader decides as for the others. 0 = off (the paper retrieves only); +0.4 A2KB and
-            +0.6 D2KB dev F1 for the shipped checkpoint at 3 (docs/RESULTS.md §43).
+            +0.6 D2KB dev F1 for the shipped checkpoint at 3 (docs/decisions.md#mention-table).
         index_type: faiss index for the KB: "flat" (exact inner product), "hnsw" or "ivfpq".
         cpu_precision: how the reader and the KB encoding (entity tower) compute on the CPU: "int8" under
-            ONNX Runtime (docs/RESULTS.md §6), "bf16" in torch (fast only where the CPU multiplies bf16
-            matrices in hardware: AMX, §22), "fp32", or "auto": bf16 where the CPU has AMX, else int8.
+            ONNX Runtime (docs/decisions.md#cpu-int8-onnx), "bf16" in torch (fast only where the CPU multiplies bf16
+            matrices in hardware: AMX, docs/decisions.md#bf16-only-with-amx), "fp32", or "auto": bf16 where the CPU has AMX, else int8.
             Passages stay fp32.
         reader_batch_size: (passage, candidate) pairs per reader forward pass on the CPU (small batches stay in the
-            CPU caches: under ONNX Runtime int8, 32 measured faster than 16, 64 and 128; docs/RESULTS.md §7).
+            CPU caches: under ONNX Runtime int8, 32 measured faster than 16, 64 and 128; docs/decisions.md#reader-batch-32).
         retriever_batch_size: texts per retriever forward pass (on the CPU).
         gpu_batch_size: pairs or texts per forward pass on a GPU, for both modules and the KB encoding: CPU-sized
             batches leave it idle between launches (a document at K=100 is ~2,000 pairs: one pass).

@@ -79,7 +79,7 @@ def decode_passage(start_logits: np.ndarray, end_logits: np.ndarray, rerank_logi
     p_end = softmax(end_logits[kept].astype(np.float64))
     positions = p_start.shape[1]
     # Only the allowed spans are scored and partially sorted: at K=100 a full sort of every (s, t) cell
-    # was the largest CPU cost of a GPU request (docs/RESULTS.md §25).
+    # was the largest CPU cost of a GPU request (docs/decisions.md#gpu-host-work).
     s, t = np.indices((positions, positions)).reshape(2, -1)
     allowed = (s >= 1) & (t >= s) & (t - s < max_span_len)
     if starts_word is not None:

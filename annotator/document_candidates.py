@@ -2,7 +2,7 @@
 
 Retrieval sees one 32-wordpiece passage, so a later "Bailey" or "WASHINGTON" often retrieves no Donovan Bailey
 or MaliVai Washington even after the document has linked the full name (on AIDA-A dev, 149 of the 547 gold
-mentions never among their passages' candidates are such references; docs/RESULTS.md §19). The reader then
+mentions never among their passages' candidates are such references; docs/decisions.md#document-candidates). The reader then
 scores the passage against those entities too; end to end, only spans that overlap no first-pass mention are
 added, and given spans (D2KB) are disambiguated again over all their candidates.
 """

@@ -46,7 +46,7 @@ class Bf16ExactIndex:
     are rescored in fp32 from the stored vectors and ranked. A bound on what bf16 rounding can change in a
     score (the query's and the vectors' rounding, the product's) proves for each query that no entity left
     out could enter its top k; a query without that proof is searched in fp32. So the hits are faiss's flat
-    search's, in about 40 % of its time on the AVX-512 EPYC (docs/RESULTS.md §27).
+    search's, in about 40 % of its time on the AVX-512 EPYC (docs/decisions.md#bf16-exact-search).
     """
 
     def __init__(self, embeddings: np.ndarray, *, chunk: int = 100_000, query_chunk: int = 64) -> None:
@@ -69,7 +69,7 @@ class Bf16ExactIndex:
 
     @staticmethod
     def candidates(k: int) -> int:
-        """Entities rescored per query for a top k (§27: at k=16 and k=100 every AIDA-A query was proven)."""
+        """Entities rescored per query for a top k (at k=16 and k=100 every AIDA-A query was proven)."""
         return 2 * k + 64
 
     def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:

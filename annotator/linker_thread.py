@@ -3,7 +3,7 @@
 torch computes on OpenMP (libgomp) thread teams, one per thread that calls into it. When a threaded server
 (gunicorn's gthread worker) calls the model from several threads, libgomp manages more threads than there are
 cores and stops spin-waiting between parallel regions; on a 2-core CPU every reader call was then about 20 %
-slower, for the rest of the process (docs/RESULTS.md §23). One thread keeps one team, and concurrent documents
+slower, for the rest of the process (docs/decisions.md#one-model-thread). One thread keeps one team, and concurrent documents
 queue instead of sharing the cores.
 """
 from __future__ import annotations

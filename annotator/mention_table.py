@@ -3,7 +3,7 @@
 The retriever reads a passage, not a name, so it misses an entity that a name usually means in the training
 domain but that is not the name's most prominent sense ("West Indian" for the West Indies cricket team in sports
 news): on AIDA-A dev, 261 of the shipped linker's golds were never among a passage's candidates, and for 86 of them
-the training documents had linked the same name to the gold (docs/RESULTS.md §43). The table adds, for every
+the training documents had linked the same name to the gold (docs/decisions.md#mention-table). The table adds, for every
 capitalised name in a passage, the few entities the training links gave that name most often; the reader reads them
 with the retrieved candidates and decides, so a table entry never becomes a link on its own.
 

@@ -2,9 +2,9 @@
 
 ONNX Runtime's dynamic quantization makes every weight MatMul int8 (per output channel; activations
 scaled per batch). The reader's graph is fused first, so that its attention is one quantized node per
-layer. Measured on this project's 2-core CPU (docs/RESULTS.md §6) against torch's dynamic int8 copy
+layer. Measured on this project's 2-core CPU (docs/decisions.md#cpu-int8-onnx) against torch's dynamic int8 copy
 (`int8_copy`): KB encoding about 1.2× faster and the reader about 2.7× faster, both closer to fp32; fusion
-gains the reader about 15 % more (§9). Exporting and quantizing take seconds: once per process for the
+gains the reader about 15 % more (same note). Exporting and quantizing take seconds: once per process for the
 reader, once per index build for the entity tower.
 """
 from __future__ import annotations
@@ -84,7 +84,7 @@ class _Int8Session:
                 if fuse:
                     # The whole 2-D mask, not BERT fusion's default of one length per row: that one attends
                     # to the first sum(mask) positions, which is wrong for a short passage's masked fill
-                    # (`InputBuilder.passage_input`). Measured no slower (docs/RESULTS.md §36).
+                    # (`InputBuilder.passage_input`). Measured no slower (docs/decisions.md#short-passage-fill).
                     options = FusionOptions("bert")
                     options.attention_mask_format = AttentionMaskFormat.AttentionMask
                     fused = optimizer.optimize_model(str(fp32), model_type="bert",
@@ -102,7 +102,7 @@ class _Int8Session:
             options.intra_op_num_threads = threads or torch.get_num_threads() or os.cpu_count() or 1
             options.inter_op_num_threads = 1
             # Idle workers sleep at once instead of spinning: between passes the caller's own work (and
-            # torch's threads) needs the cores; within a pass spinning gained nothing (docs/RESULTS.md §27).
+            # torch's threads) needs the cores; within a pass spinning gained nothing (docs/decisions.md#no-thread-spinning).
             options.add_session_config_entry("session.intra_op.allow_spinning", "0")
             self.session = onnxruntime.InferenceSession(str(int8), options, providers=["CPUExecutionProvider"])
 

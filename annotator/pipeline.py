@@ -305,7 +305,7 @@ class Linker:
         size = self.config.batch_sizes(self.device.type)[0]
         chunks = [order[first:first + size] for first in range(0, pairs, size)]
         # All cut before the first pass: torch's threads (cutting) and ONNX Runtime's (reading) would
-        # otherwise wake each other between passes (docs/RESULTS.md §27).
+        # otherwise wake each other between passes (docs/decisions.md#no-thread-spinning).
         parts = [batch.rows(chunk) for chunk in chunks]
         for chosen, part in zip(chunks, parts):
             check_cancelled()  # a document nobody waits for any more stops here (annotator.cancellation)

@@ -1,8 +1,8 @@
 """The CPU precision the linker runs in, torch's dynamic int8 quantization, and how a model computes.
 
 Dynamic int8 quantizes weights per output channel and activations per batch, at run time. On a CPU with
-VNNI this is about 1.5× faster than fp32 (docs/RESULTS.md §3). The linker's int8 path is ONNX Runtime
-(`annotator.onnx_int8`, faster again, §6); this copy stays as the reference the int8 bench compares with.
+VNNI this is about 1.5× faster than fp32 (docs/decisions.md#cpu-int8-onnx). The linker's int8 path is ONNX Runtime
+(`annotator.onnx_int8`, faster again, same note); this copy stays as the reference the int8 bench compares with.
 """
 from __future__ import annotations
 
@@ -16,11 +16,11 @@ from torch.ao.quantization import per_channel_dynamic_qconfig, quantize_dynamic
 
 def cpu_precision(requested: str) -> str:
     """What a `LinkerConfig.cpu_precision` resolves to: "auto" is bf16 where the CPU has AMX tiles (bf16
-    matrix products in hardware: about 1.5× the reader's int8 throughput, docs/RESULTS.md §22), else int8."""
+    matrix products in hardware: about 1.5× the reader's int8 throughput, docs/decisions.md#bf16-only-with-amx), else int8."""
     if requested != "auto":
         return requested
     # torch exposes the AMX check only privately. With AVX-512 bf16 alone, bf16 inference is slower than
-    # ONNX Runtime's int8 (docs/RESULTS.md §28).
+    # ONNX Runtime's int8 (docs/decisions.md#bf16-only-with-amx).
     return "bf16" if torch.cpu._is_amx_tile_supported() else "int8"
 
 

@@ -53,8 +53,7 @@ def span_positions_only(reader: Reader, positions: int) -> Reader:
     The linker reads spans at [CLS] and passage positions only, and rerank at [CLS]; all of them lie in the
     first `passage_len - 1` positions of every pair. In the encoder's last layer the other positions
     (topic, title, description) serve only as keys and values, so their queries, attention outputs and
-    feed-forward blocks are skipped: about 60 % of that layer for a pair of ~85 wordpieces (docs/RESULTS.md
-    §27). The logits it returns equal the full reader's at those positions, which is checked once on a
+    feed-forward blocks are skipped: about 60 % of that layer for a pair of ~85 wordpieces (docs/decisions.md#reader-last-layer). The logits it returns equal the full reader's at those positions, which is checked once on a
     made-up pair: where they would not (MPNet's relative attention, a transformers version whose layers
     return something else), `reader` itself is returned.
     """

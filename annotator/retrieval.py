@@ -47,7 +47,7 @@ _TOKENIZE_WORKERS = 16
 _SAVE_EVERY_BATCHES = 20  # encoded batches between progress checkpoints
 _FORMAT_VERSION = 1
 # Below this many queries faiss scans every vector once per query; a document's ~20 passages search 1M
-# vectors about 2.8x faster as one BLAS product (docs/RESULTS.md §7).
+# vectors about 2.8x faster as one BLAS product (docs/decisions.md#blas-exact-search).
 faiss.cvar.distance_compute_blas_threshold = 1
 
 # Config fields that change the stored ids or vectors; an index built under other values is stale.
@@ -60,7 +60,7 @@ def _flat(dim: int, rows: int) -> faiss.Index:
 
 # HNSW's search breadth, set at load (a search setting, not part of the built graph). On the 1M-entity KB
 # with AIDA-A passages, 256 kept 98.2 % of the exact top 100 but lost 3.5 points of gold R@100 (title-only
-# entities sit in dense regions); 1024 keeps 99.7 % and gold R@100 within 0.3 (docs/RESULTS.md §7).
+# entities sit in dense regions); 1024 keeps 99.7 % and gold R@100 within 0.3 (docs/decisions.md#hnsw-ef-search).
 HNSW_EF_SEARCH = 1024
 
 
@@ -74,7 +74,7 @@ def _hnsw(dim: int, rows: int) -> faiss.Index:
 def _ivfpq(dim: int, rows: int) -> faiss.Index:
     # Product codes alone lose ~40 points of R@100 against exact search, so an fp16 copy of the vectors
     # re-scores the best k_factor × k codes. SQ8 re-scoring (half the size) reorders the near-ties around
-    # rank 100 and caps R@100 1.5 points below exact (docs/RESULTS.md §9).
+    # rank 100 and caps R@100 1.5 points below exact (docs/decisions.md#ivfpq-fp16-rescoring).
     # The coarse quantizer stays flat: an HNSW over the centroids sends most vectors of near-orthogonal
     # topic clusters to the wrong list (14 % right on the synthetic 6M stand-in), which capped R@100 at 73.
     # faiss wants ~39 training points per list and 2**bits per PQ code book.
@@ -342,7 +342,7 @@ def _tokenize_kb(directory: Path, *, kb_path: str | Path, builder: InputBuilder,
 def _tokenized(chunks: Iterator[list[Entity]], builder: InputBuilder
                ) -> Iterator[tuple[list[Entity], tuple[np.ndarray, np.ndarray]]]:
     """Each chunk with its padded id rows and lengths, in order; tokenized by a pool of processes when
-    there is more than one chunk: the tokenizer's Python side, serial, is most of the time (docs/RESULTS.md §25)."""
+    there is more than one chunk: the tokenizer's Python side, serial, is most of the time (docs/decisions.md#gpu-host-work)."""
     first, second = next(chunks, None), next(chunks, None)
     if second is None:
         yield from ((chunk, _entity_rows(builder, *_texts(chunk))) for chunk in filter(None, [first]))

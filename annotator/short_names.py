@@ -2,7 +2,7 @@
 
 News names a person or a club once in full and then by one part ("Randall Cunningham" ... "Cunningham"). When
 the reader, shown the entity, still marks no span there (on AIDA-A dev, 126 of its 366 unmarked golds are part of
-another mention of their entity, docs/RESULTS.md §35 and §39), the document itself has said who is meant. A run of capitalised words
+another mention of their entity, docs/decisions.md#short-names), the document itself has said who is meant. A run of capitalised words
 that the linker left open and that equals the first or last words of exactly one linked multi-word mention takes
 that mention's entity and score, provided each of its words names the entity: it has three letters or more and
 occurs among the entity's title words (`title_words`: no qualifier, no generic words such as "National"), so

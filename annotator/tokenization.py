@@ -129,7 +129,7 @@ class InputBuilder:
         A passage shorter than the window (a document of fewer than L-2 wordpieces) is filled up to the
         window with [PAD], which every batch masks, so that the topic and the entity keep the positions they
         had in training: only full windows occur there (every AIDA document is longer), and with them shifted
-        the reader marked almost no mention of a short text (docs/RESULTS.md §36).
+        the reader marked almost no mention of a short text (docs/decisions.md#short-passage-fill).
         """
         fill = [self.pad_id] * (self.config.passage_len - 2 - len(passage.ids))
         topic = [self.topic_marker_id, *topic_ids] if topic_ids else []

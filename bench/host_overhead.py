@@ -14,7 +14,7 @@ stage about as busy. Batches are the GPU's (`gpu_batch_size`). Printed per K: th
     python -m bench.host_overhead --dataset ../shared/data/aida/dev.ttl --docs 216 --k 20 50 100
 
 The default KB is the checkpoint's demo KB, whose exact search is cheap on a CPU; on a GPU, searching the
-1M-entity KB takes about 1.4 ms per document (docs/RESULTS.md §25).
+1M-entity KB takes about 1.4 ms per document (docs/decisions.md#gpu-host-work).
 """
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 The dataset's first documents are linked in process after a warm-up, three times over: timed alone (ms/doc
 mean, p50, p95), under cProfile (the `annotator/` functions by cumulative time; each stage ends by copying its
 results to the host, so on a GPU a stage's waits land in that stage), and under torch.profiler (the operators
-and kernels that took longest, on the CPU and, on a GPU, on the device). docs/RESULTS.md §33 left about 60 ms
+and kernels that took longest, on the CPU and, on a GPU, on the device). docs/decisions.md#gpu-request-profile: about 60 ms
 of a GPU request unexplained; this is the command to break it down. `--compile MODE ...` then times the same
 documents with the reader under `torch.compile` in each mode ("reduce-overhead" replays CUDA graphs, the remedy
 for launch-bound passes), with how many documents kept the eager linker's mentions. Figures are printed, never

@@ -66,8 +66,8 @@ def test_a2kb_answer_offsets_match_the_text(client: FlaskClient) -> None:
 
 def test_a2kb_links_the_readme_example(client: FlaskClient) -> None:
     # About 20 wordpieces, shorter than one passage: unfilled, such a passage moved the topic and the entity off the
-    # positions the reader was trained at, and it marked nothing (docs/RESULTS.md §36). The later surnames are
-    # linked to the full names, by the reader or by the shipped `short_names` step (§39).
+    # positions the reader was trained at, and it marked nothing (docs/decisions.md#short-passage-fill). The later surnames are
+    # linked to the full names, by the reader or by the shipped `short_names` step (docs/decisions.md#short-names).
     text = "Bill Clinton met Nelson Mandela in Pretoria. Mandela thanked Clinton for his support."
     response = client.post("/gerbil", data=gerbil_request(text), headers=HEADERS)
     assert response.status_code == 200

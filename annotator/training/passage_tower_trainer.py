@@ -35,7 +35,7 @@ logger = logging.getLogger(__name__)
 
 @dataclass
 class PassageTowerTrainingConfig(TrainingConfig):
-    """Query-side settings on top of `TrainingConfig` (lr: 3e-5 measured on AIDA, see docs/RESULTS.md).
+    """Query-side settings on top of `TrainingConfig` (lr: 3e-5 measured on AIDA, see docs/history/RESULTS-notebook.md).
 
     Attributes:
         description_dropout: probability of showing a described gold title-only (None: chosen so that the

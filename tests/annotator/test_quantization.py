@@ -64,7 +64,7 @@ def test_a_low_precision_reader_stays_close_to_fp32(quantize) -> None:
     assert clear.any() and bool((low.rerank[:, None] - low.rerank[None, :] > 0)[clear].all())
     if quantize in (OnnxInt8Reader, "read positions"):
         # Every rerank logit within half a unit: over 3,296 dev (passage, candidate) pairs the 95th percentile
-        # of |int8 - fp32| is 0.39 for the step-14 reader and 0.45 for step 11 (docs/RESULTS.md §32).
+        # of |int8 - fp32| is 0.39 for the step-14 reader and 0.45 for step 11 (docs/decisions.md#int8-reader-tolerance).
         assert torch.allclose(full.rerank, low.rerank, atol=0.5)
         assert "QAttention" in quantized.operators  # the padded batch ran through fused int8 attention
     if quantize == "bf16":  # AMX's choice: closer to fp32 than int8

@@ -91,7 +91,7 @@ def test_approximate_indexes_build_and_search(tmp_path: Path, tiny_kb: Path, ret
 
 def test_ivfpq_for_millions_of_rows_assigns_lists_exactly_and_rescores_in_fp16() -> None:
     # An HNSW over the centroids mis-assigned most vectors of near-orthogonal clusters (R@100 73 on 6M
-    # synthetic vectors); SQ8 re-scoring reorders the near-ties at rank 100 (98.5 at 1M; docs/RESULTS.md §9).
+    # synthetic vectors); SQ8 re-scoring reorders the near-ties at rank 100 (98.5 at 1M; docs/decisions.md#ivfpq-fp16-rescoring).
     built = new_faiss_index("ivfpq", 384, 6_000_000)  # kept: the downcast views do not own the index
     index, ivf = faiss.downcast_index(built), faiss.extract_index_ivf(built)
     assert ivf.nlist > 1024 and isinstance(faiss.downcast_index(ivf.quantizer), faiss.IndexFlat)

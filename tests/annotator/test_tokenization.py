@@ -60,7 +60,7 @@ def test_short_document_is_one_passage_and_empty_has_none(builder: InputBuilder)
 
 
 def test_a_short_passage_is_filled_to_the_window_and_the_fill_is_masked(builder: InputBuilder) -> None:
-    # Training only sees full windows: the topic and the entity keep their positions (docs/RESULTS.md §36).
+    # Training only sees full windows: the topic and the entity keep their positions (docs/decisions.md#short-passage-fill).
     short = builder.tokenize_document("SOCCER - Lyon beat Paris")
     full = builder.tokenize_document(" ".join(f"word{i}" for i in range(20)))
     [passage] = builder.split_passages(short)

@@ -92,7 +92,7 @@ speed() {  # issue 6's GPU figures: where a request's time goes, then AIDA-A thr
         --k 100 20 --out "$OUT/e2e_http.json" --plot "$OUT/e2e_http.png"
 }
 
-compile() {  # the reader under torch.compile against eager, last: the GPU's launch overhead (RESULTS §33)
+compile() {  # the reader under torch.compile against eager, last: the GPU's launch overhead (docs/decisions.md#gpu-request-profile)
     profile --top 5 --compile reduce-overhead default | tee "$OUT/compile.txt"
 }
 
