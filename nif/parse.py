@@ -27,6 +27,10 @@ _WHITESPACE_REWRITTEN = (XSD.token, XSD.normalizedString)
 _VERBATIM_LITERALS = threading.Lock()
 
 
+# The base relative IRIs resolve against: recognisable, and reserved (.invalid) so it names nothing.
+RELATIVE_BASE = "http://relative-iri.invalid/"
+
+
 def load_graph(data: bytes | str, *, format: str = "turtle") -> Graph:
     """Parses serialised RDF into a graph.
 
@@ -50,7 +54,8 @@ def load_graph(data: bytes | str, *, format: str = "turtle") -> Graph:
             raise NifParseError(f"input is not valid UTF-8 (byte {error.start})") from None
     try:
         with _verbatim_literals():
-            return Graph().parse(data=data.removeprefix("\ufeff"), format=format)
+            # Relative IRIs resolve against a fixed base, never the server's working folder (file:///...).
+            return Graph().parse(data=data.removeprefix("\ufeff"), format=format, publicID=RELATIVE_BASE)
     except Exception as error:  # rdflib's parsers raise many unrelated exception types
         reason = " ".join(str(error).split())[:300] or type(error).__name__
         raise NifParseError(f"malformed {format}: {reason}") from None
@@ -112,6 +117,9 @@ def parse_document(data: bytes | str, *, format: str = "turtle") -> NifDocument:
         if (None, RDF.type, NIF.Context) in graph:
             raise NifParseError("no nif:Context with nif:isString")
         raise NifParseError("no nif:Context in the input")
+    if documents[0].uri.startswith(RELATIVE_BASE):
+        relative = documents[0].uri.removeprefix(RELATIVE_BASE)
+        raise NifParseError(f"the context IRI <{relative[:80]}> is relative; expected an absolute IRI")
     if len(documents) > 1:
         raise NifParseError(f"{len(documents)} nif:Contexts with nif:isString (first {documents[0].uri[:80]!r}), "
                             "expected one document")

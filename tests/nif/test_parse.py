@@ -103,3 +103,11 @@ def test_bad_input_raises_a_one_line_parse_error(data: bytes, message: str) -> N
     with pytest.raises(NifParseError, match=message) as caught:
         parse_document(data)
     assert "\n" not in str(caught.value)
+
+
+def test_a_relative_context_iri_is_refused_and_never_resolved_against_the_server_folder() -> None:
+    body = ('<d> a <http://persistence.uni-leipzig.org/nlp2rdf/ontologies/nif-core#Context> ; '
+            '<http://persistence.uni-leipzig.org/nlp2rdf/ontologies/nif-core#isString> "Paris" .')
+    with pytest.raises(NifParseError, match="context IRI <d> is relative") as caught:
+        parse_document(body)
+    assert "file:" not in str(caught.value)
