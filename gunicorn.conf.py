@@ -1,6 +1,7 @@
 """gunicorn settings for the NIF web annotator (read from the working directory by `gunicorn wsgi:app`)."""
 from __future__ import annotations
 
+import logging
 import os
 from typing import TYPE_CHECKING
 
@@ -30,7 +31,7 @@ timeout = 660
 graceful_timeout = 120
 keepalive = 5
 
-# Each worker loads the model after the fork (in create_app): CUDA initialised in the master
+# Each worker loads the model after the fork (create_app starts it): CUDA initialised in the master
 # cannot be used in forked children, and a preloaded model would be shared only until touched.
 preload_app = False
 
@@ -43,8 +44,16 @@ def when_ready(server: Arbiter) -> None:
     server.log.info("NIF annotator listening on %s with %d worker(s)", ", ".join(server.cfg.bind), server.cfg.workers)
 
 
+def post_fork(server: Arbiter, worker: Worker) -> None:
+    # The app's own log lines (what the linker loads, when it is ready) go to standard error beside gunicorn's,
+    # which keeps its own handlers.
+    logging.basicConfig(level=loglevel.upper(), datefmt="%Y-%m-%d %H:%M:%S %z",
+                        format="[%(asctime)s] [%(process)d] [%(levelname)s] %(name)s: %(message)s")
+
+
 def post_worker_init(worker: Worker) -> None:
-    worker.log.info("worker %s ready, linker loaded", worker.pid)
+    worker.log.info("worker %s answering; its linker loads in the background (GET /health: 503 until it is in)",
+                    worker.pid)
 
 
 def worker_abort(worker: Worker) -> None:

@@ -1,7 +1,7 @@
 """Small types that cross module boundaries of the annotator (offsets are code points, half-open)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
@@ -20,7 +20,8 @@ class Mention:
     `start`/`end` index the original text (`text[start:end] == surface`); `uri` is the DBpedia
     resource IRI of `title`; `score` is p_rerank × p_span of the reader (D2KB: the best such score).
     A given span (D2KB) whose best score is not above γ is NIL: `title` is None and `uri` an emerging-entity
-    IRI, `<NIL_NAMESPACE>notInWiki/<surface>` (`annotator.uris`).
+    IRI, `<NIL_NAMESPACE>notInWiki/<surface>` (`annotator.uris`). `description` is the start of the entity's KB
+    description ("" when NIL or unknown); it follows from `title`, so it takes no part in comparisons.
     """
 
     start: int
@@ -29,3 +30,4 @@ class Mention:
     title: str | None
     uri: str
     score: float
+    description: str = field(default="", compare=False)

@@ -20,6 +20,6 @@ class EntityLinker(Protocol):
 
     def link(self, text: str, spans: Sequence[Span] | None = None) -> list[Mention]: ...
 
-    def describe(self) -> dict[str, str]:
-        """Identity of the model and KB in use (shown by the service's /health)."""
+    def describe(self) -> dict[str, str | int | float]:
+        """Identity of the model and KB in use, counts as numbers (shown by the service's /health)."""
         ...

@@ -17,6 +17,7 @@ from annotator.checkpoint import MENTION_TABLE, load_checkpoint_tokenizer, load_
 from annotator.config import LinkerConfig
 from annotator.data_types import Mention
 from annotator.decoding import decode_passage, given_span_scores
+from annotator.descriptions import EntityDescriptions
 from annotator.document_candidates import document_candidates
 from annotator.encoders import cache_dir
 from annotator.errors import ModelLoadError
@@ -110,7 +111,8 @@ class Linker:
 
     def __init__(self, *, config: LinkerConfig, builder: InputBuilder, retriever: DualEncoder,
                  reader: Reader | OnnxInt8Reader, index: EntityIndex, device: torch.device, model_dir: Path,
-                 kb_path: Path | None, names: NameCandidates | None = None) -> None:
+                 kb_path: Path | None, names: NameCandidates | None = None,
+                 descriptions: EntityDescriptions | None = None) -> None:
         self.config = config
         self.builder = builder
         self.retriever = retriever
@@ -120,6 +122,7 @@ class Linker:
         self.model_dir = model_dir
         self.kb_path = kb_path
         self.names = names  # the mention table's candidates (`config.mention_candidates`), if on
+        self.descriptions = descriptions or EntityDescriptions.none()  # by index row, for Mention.description
 
     @classmethod
     def from_pretrained(cls, model_dir: str | Path, *, kb_path: str | Path | None = None,
@@ -158,16 +161,17 @@ class Linker:
                                       builder=builder, checkpoint_id=checkpoint_id, index_type=config.index_type,
                                       batch_size=config.batch_sizes(device.type)[1])
         return cls(config=config, builder=builder, retriever=retriever, reader=reader, index=index,
-                   device=device, model_dir=model_dir, kb_path=kb, names=_name_candidates(model_dir, config, index))
+                   device=device, model_dir=model_dir, kb_path=kb, names=_name_candidates(model_dir, config, index),
+                   descriptions=EntityDescriptions.from_kb(kb) if kb is not None else None)
 
-    def describe(self) -> dict[str, str]:
-        """Model, encoder, KB, index, mention table and device in use (for /health)."""
+    def describe(self) -> dict[str, str | int | float]:
+        """Model, encoder, KB and its entity count, index, mention table, device and γ in use (for /health)."""
         names = ("off" if self.names is None else
                  f"{len(self.names.rows_by_name)} names, up to {self.config.mention_candidates} entities each")
         return {"model": str(self.model_dir), "encoder": self.config.encoder,
-                "kb": str(self.kb_path or self.index.directory), "entities": str(len(self.index)),
+                "kb": str(self.kb_path or self.index.directory), "entities": len(self.index),
                 "index": self.index.index_type, "mention_table": names,
-                "device": f"{self.device} {self.reader.precision}"}
+                "device": f"{self.device} {self.reader.precision}", "threshold": self.config.threshold}
 
     def link(self, text: str, spans: Sequence[Span] | None = None) -> list[Mention]:
         """Mentions in `text`: found end to end, or one per given `(start, end)` span (D2KB).
@@ -340,7 +344,8 @@ class Linker:
         if not self._is_linked(span):
             return Mention(span.start, span.end, surface, None, not_in_wiki_uri(NIL_NAMESPACE, surface), span.score)
         title = self.index.titles[span.entity]
-        return Mention(span.start, span.end, surface, title, dbpedia_uri(title), span.score)
+        return Mention(span.start, span.end, surface, title, dbpedia_uri(title), span.score,
+                       self.descriptions[span.entity])
 
 
 def _per_document(scores: Sequence[PassageScores],

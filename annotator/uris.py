@@ -5,6 +5,8 @@ from urllib.parse import quote_plus, unquote
 
 DBPEDIA_RESOURCE = "http://dbpedia.org/resource/"
 WIKIPEDIA_PAGE = "http://en.wikipedia.org/wiki/"
+# The same pages' web addresses, for people (the JSON API, the web page); GERBIL matches the http IRIs above.
+WIKIPEDIA_WEB = "https://en.wikipedia.org/wiki/"
 # Where the linker's NIL answers live: the namespace of the NIL IRIs in GERBIL's N3 datasets (Reuters-128), also
 # used by other NIF annotators. Any IRI outside GERBIL's KB namespaces counts as an emerging entity there.
 NIL_NAMESPACE = "http://aksw.org/"
@@ -29,6 +31,11 @@ def dbpedia_uri(title: str) -> str:
 def wikipedia_uri(title: str) -> str:
     """The en.wikipedia.org page IRI of an enwiki title."""
     return WIKIPEDIA_PAGE + _escape(title)
+
+
+def wikipedia_url(title: str) -> str:
+    """The https address of an enwiki title's article, for a browser."""
+    return WIKIPEDIA_WEB + _escape(title)
 
 
 def not_in_wiki_uri(uri_prefix: str, surface: str) -> str:

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import csv
-import dataclasses
 import io
 import json
 from collections.abc import Callable, Sequence
@@ -16,6 +15,9 @@ from nif import NifAnnotation, NifDocument, write_document
 # NIF needs a URI per document: this placeholder base (RFC 2606) with the document's id.
 NIF_DOCUMENT_BASE = "http://example.org/entqa/"
 TSV_COLUMNS = ("id", "start", "end", "surface", "title", "uri", "score")
+
+# A mention's keys in the JSON formats (its KB description is left to the web API, where a page shows it).
+JSON_KEYS = ("start", "end", "surface", "title", "uri", "score")
 
 Writer = Callable[[Sequence[InputDocument], Sequence[Sequence[Mention]]], str]
 
@@ -49,7 +51,7 @@ OUTPUT_FORMATS: dict[str, Writer] = {"tsv": tsv, "json": json_array, "jsonl": js
 
 
 def _record(document: InputDocument, mentions: Sequence[Mention]) -> dict[str, Any]:
-    return {"id": document.id, "mentions": [dataclasses.asdict(mention) for mention in mentions]}
+    return {"id": document.id, "mentions": [{key: getattr(mention, key) for key in JSON_KEYS} for mention in mentions]}
 
 
 def _nif_document(document: InputDocument, mentions: Sequence[Mention]) -> NifDocument:

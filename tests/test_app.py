@@ -110,7 +110,7 @@ def test_config_comes_from_defaults_then_environment_then_mapping(monkeypatch: p
     assert app.config["KB_PATH"] == "/other/kb"
     assert app.config["WIKIPEDIA_URIS"] is False
     assert app.config["MODEL_DIR"].endswith("models/entqa-minilm")
-    assert app.extensions["entqa"].describe() == DictionaryLinker().describe()
+    assert app.extensions["entqa"].linker().describe() == DictionaryLinker().describe()
 
 
 def test_health_reports_the_linker(client: FlaskClient) -> None:
@@ -167,5 +167,5 @@ def test_linker_failure_is_a_logged_500_and_the_next_request_works(caplog: pytes
 
 
 def test_unknown_routes_and_methods_are_one_line_errors(client: FlaskClient) -> None:
-    assert client.get("/").status_code == 405
+    assert client.put("/").status_code == 405  # GET / is the web page, POST / the NIF endpoint
     assert client.post("/nothing").get_data(as_text=True) == "404 Not Found\n"

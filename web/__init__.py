@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -11,8 +12,11 @@ from flask import Flask
 from annotator import DEFAULT_MODEL_DIR
 from annotator.linker_thread import ThreadBoundLinker
 from annotator.linking import EntityLinker
+from web.api import bp as api
 from web.errors import register_error_handlers
-from web.routes import bp
+from web.loading import LinkerLoader
+from web.page import bp as page
+from web.routes import bp as nif_routes
 
 logger = logging.getLogger(__name__)
 
@@ -38,19 +42,22 @@ DEFAULTS: dict[str, Any] = {
     "DOCUMENT_TIMEOUT": 590,
     # Seconds a request body may pause between two of its bytes before a 408 frees the request thread.
     "BODY_TIMEOUT": 30,
+    # Documents one JSON API request may hold (/api/link/batch); their characters together stay within
+    # MAX_DOCUMENT_CHARS, so a request costs at most the model time of one longest document.
+    "MAX_DOCUMENTS_PER_REQUEST": 100,
 }
 
 
 def create_app(config: Mapping[str, Any] | None = None, *, linker: EntityLinker | None = None) -> Flask:
-    """Builds the application and its linker, loaded once per process.
+    """Builds the application; its linker loads in the background (once per process), /health says when it is in.
 
     Settings come from `DEFAULTS`, then `ENTQA_*` environment variables (JSON-parsed), then `config`.
 
     Args:
         config: settings that override the defaults and the environment.
-        linker: the linker to serve; when None, the EntQA model in `MODEL_DIR` (with the KB at
-            `KB_PATH`, or its own, indexed in `INDEX_DIR` when set) is loaded. Either runs on a thread of
-            its own, each document within `DOCUMENT_TIMEOUT` seconds.
+        linker: the linker to serve, ready before this returns; when None, the EntQA model in `MODEL_DIR` (with
+            the KB at `KB_PATH`, or its own, indexed in `INDEX_DIR` when set) starts loading, and requests get 503
+            until it is in. Either runs on a thread of its own, each document within `DOCUMENT_TIMEOUT` seconds.
 
     Returns:
         The Flask application.
@@ -60,9 +67,14 @@ def create_app(config: Mapping[str, Any] | None = None, *, linker: EntityLinker 
     app.config.from_prefixed_env("ENTQA")
     if config is not None:
         app.config.from_mapping(config)
-    app.extensions["entqa"] = _thread_bound_linker(app, linker)
+    loader = LinkerLoader(partial(_thread_bound_linker, app, linker))
+    if linker is not None:
+        loader.wait()  # nothing to load: served from the first request on
+    app.extensions["entqa"] = loader
     register_error_handlers(app)
-    app.register_blueprint(bp)
+    app.register_blueprint(nif_routes)
+    app.register_blueprint(api)
+    app.register_blueprint(page)
     return app
 
 
@@ -78,6 +90,7 @@ def _load_linker(app: Flask) -> EntityLinker:
     # Imported here so that the web layer and its tests run without torch when a linker is injected.
     from annotator.pipeline import Linker
 
-    logger.info("loading the linker from %s (KB: %s)", app.config["MODEL_DIR"], app.config["KB_PATH"] or "its own")
+    logger.info("loading the linker from %s (KB: %s); /health answers 503 until it is in",
+                app.config["MODEL_DIR"], app.config["KB_PATH"] or "the model's demo KB")
     return Linker.from_pretrained(app.config["MODEL_DIR"], kb_path=app.config["KB_PATH"],
                                   index_dir=app.config["INDEX_DIR"])

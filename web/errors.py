@@ -1,9 +1,10 @@
-"""Errors of the web module and their mapping to one-line plain-text HTTP responses."""
+"""Errors of the web module and their mapping to one-line HTTP answers: plain text on the NIF routes, JSON on the
+JSON API's."""
 from __future__ import annotations
 
 import logging
 
-from flask import Flask, Response
+from flask import Flask, Response, jsonify, request
 from werkzeug.exceptions import HTTPException
 
 from nif import NifParseError
@@ -12,6 +13,8 @@ logger = logging.getLogger(__name__)
 
 # The longest reason a 4xx/5xx answer gives, in characters.
 MAX_REASON_CHARS = 500
+# Paths whose errors are JSON objects `{"error": reason}`: the JSON API's clients parse every answer as JSON.
+JSON_PATH_PREFIX = "/api/"
 
 
 class RequestError(ValueError):
@@ -27,25 +30,29 @@ class UnsupportedContentType(RequestError):
 
 
 def register_error_handlers(app: Flask) -> None:
-    """Makes every failure a one-line text/plain response, never a traceback.
+    """Makes every failure a one-line reason, never a traceback: text/plain, or JSON under `JSON_PATH_PREFIX`.
 
     Args:
         app: the application to register the handlers on.
     """
-    app.register_error_handler(NifParseError, lambda error: _plain(f"bad NIF: {error}", 400))
-    app.register_error_handler(RequestError, lambda error: _plain(str(error), error.status_code))
-    app.register_error_handler(HTTPException, lambda error: _plain(f"{error.code} {error.name}", error.code))
+    app.register_error_handler(NifParseError, lambda error: _answer(f"bad NIF: {error}", 400))
+    app.register_error_handler(RequestError, lambda error: _answer(str(error), error.status_code))
+    app.register_error_handler(HTTPException, lambda error: _answer(f"{error.code} {error.name}", error.code))
     app.register_error_handler(Exception, _internal_error)
 
 
 def _internal_error(error: Exception) -> Response:
     logger.exception("annotation failed")
-    return _plain(f"internal error: {type(error).__name__} (details in the server log)", 500)
+    return _answer(f"internal error: {type(error).__name__} (details in the server log)", 500)
 
 
-def _plain(message: str, status: int) -> Response:
+def _answer(message: str, status: int) -> Response:
     # Reasons may quote the request (an IRI, a Content-Type): kept to one short line that UTF-8 can carry.
     line = " ".join(message.split()).encode("utf-8", "backslashreplace").decode("utf-8")
     if len(line) > MAX_REASON_CHARS:
         line = line[:MAX_REASON_CHARS - 1] + "…"
+    if request.path.startswith(JSON_PATH_PREFIX):
+        answer = jsonify(error=line)
+        answer.status_code = status
+        return answer
     return Response(line + "\n", status=status, content_type="text/plain; charset=utf-8")

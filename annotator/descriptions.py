@@ -1,0 +1,54 @@
+"""Short entity descriptions, read from the KB once, for answers that show what an entity is (the JSON API)."""
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import numpy as np
+
+from annotator.kb import read_kb
+
+logger = logging.getLogger(__name__)
+
+# Enough for a tooltip's first sentence or two; keeps a 1M-entity KB's descriptions near 150 MB.
+DESCRIPTION_CHARS = 240
+
+
+class EntityDescriptions:
+    """The first `DESCRIPTION_CHARS` characters of each KB entity's description, by index row (KB order).
+
+    Stored as one UTF-8 buffer and its offsets rather than a million Python strings.
+    """
+
+    def __init__(self, buffer: bytes, offsets: np.ndarray) -> None:
+        self._buffer = buffer
+        self._offsets = offsets  # (rows + 1,) int64: row i is buffer[offsets[i]:offsets[i + 1]]
+
+    @classmethod
+    def from_kb(cls, path: str | Path) -> EntityDescriptions:
+        """Reads every entity of the KB at `path` (any format `read_kb` reads), in its order."""
+        logger.info("reading entity descriptions from %s", path)
+        parts = [_shortened(entity.text).encode("utf-8") for entity in read_kb(path)]
+        offsets = np.zeros(len(parts) + 1, dtype=np.int64)
+        np.cumsum([len(part) for part in parts], out=offsets[1:])
+        return cls(b"".join(parts), offsets)
+
+    @classmethod
+    def none(cls) -> EntityDescriptions:
+        """No descriptions (an index served without its KB file): every row reads as ""."""
+        return cls(b"", np.zeros(1, dtype=np.int64))
+
+    def __len__(self) -> int:
+        return len(self._offsets) - 1
+
+    def __getitem__(self, row: int) -> str:
+        if not 0 <= row < len(self):
+            return ""
+        return self._buffer[self._offsets[row]:self._offsets[row + 1]].decode("utf-8")
+
+
+def _shortened(text: str) -> str:
+    if len(text) <= DESCRIPTION_CHARS:
+        return text
+    cut = text[:DESCRIPTION_CHARS - 1]
+    return cut[:cut.rfind(" ")].rstrip(" ,;:") + "…" if " " in cut else cut + "…"
