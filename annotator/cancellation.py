@@ -7,7 +7,7 @@ ambient, per thread (a context variable), so that the `EntityLinker` interface k
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 
@@ -50,6 +50,25 @@ class Cancellation:
         reason = self.reason()
         if reason is not None:
             raise LinkingCancelled(reason)
+
+
+class BatchCancellation(Cancellation):
+    """The stop signal of one pass over several documents: due only once every one of theirs is, so that a
+    document cancelled part-way does not stop the others'."""
+
+    def __init__(self, members: Sequence[Cancellation]) -> None:
+        super().__init__()
+        self.members = tuple(members)
+
+    def cancel(self, reason: str) -> None:
+        for member in self.members:
+            member.cancel(reason)
+
+    def reason(self) -> str | None:
+        reasons = [member.reason() for member in self.members]
+        if not reasons or None in reasons:
+            return None
+        return "; ".join(dict.fromkeys(reason for reason in reasons if reason is not None))
 
 
 _current: ContextVar[Cancellation | None] = ContextVar("entqa_cancellation", default=None)

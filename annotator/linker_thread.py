@@ -4,17 +4,23 @@ torch computes on OpenMP (libgomp) thread teams, one per thread that calls into 
 (gunicorn's gthread worker) calls the model from several threads, libgomp manages more threads than there are
 cores and stops spin-waiting between parallel regions; on a 2-core CPU every reader call was then about 20 %
 slower, for the rest of the process (docs/decisions.md#one-model-thread). One thread keeps one team, and concurrent documents
-queue instead of sharing the cores.
+queue instead of sharing the cores; the thread links the documents waiting together in one pass
+(`annotator.batching`) when the linker can.
 """
 from __future__ import annotations
 
+import logging
+import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
 from concurrent.futures import TimeoutError as WaitTimeout
 
-from annotator.cancellation import Cancellation, LinkingCancelled, cancellable
+from annotator.batching import BatchLimits, DocumentQueue, PendingDocument
+from annotator.cancellation import BatchCancellation, Cancellation, LinkingCancelled, cancellable
 from annotator.data_types import Mention
-from annotator.linking import EntityLinker, Span
+from annotator.linking import BatchEntityLinker, EntityLinker, Span, check_spans
+
+logger = logging.getLogger(__name__)
 
 # How often a waiting caller asks whether its client is still there.
 ABANDON_POLL_S = 0.5
@@ -23,15 +29,26 @@ ABANDON_POLL_S = 0.5
 class ThreadBoundLinker:
     """Runs `build()` and then every `link` of the linker it returns on one thread of its own.
 
+    Documents that wait together, within `batch`'s limits, are linked in one `link_batch` pass when the linker
+    has one (`BatchEntityLinker`), each caller getting its own answer. A document whose spans are invalid fails
+    alone, before the pass; when a pass fails, its documents are linked again one by one, so that only the
+    failing one fails.
+
     A document gets `timeout_s` from the call, queueing included. Past that, or once its caller is gone, the
     caller gets LinkingCancelled at once and the linker thread drops the document: before starting it, or at
-    the pipeline's next batch (`annotator.cancellation`), so that it goes on to the documents still wanted.
+    the pipeline's next batch (`annotator.cancellation`), so that it goes on to the documents still wanted. A
+    pass over several documents stops there only once all of them are dropped.
     """
 
-    def __init__(self, build: Callable[[], EntityLinker], *, timeout_s: float | None = None) -> None:
+    def __init__(self, build: Callable[[], EntityLinker], *, timeout_s: float | None = None,
+                 batch: BatchLimits = BatchLimits()) -> None:
         self.timeout_s = timeout_s
-        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="linker")
-        self._linker = self._thread.submit(build).result()
+        self.batch = batch
+        self._queue = DocumentQueue(batch)
+        built: Future[EntityLinker] = Future()
+        # A daemon: a process that exits with documents still queued does not wait for them.
+        threading.Thread(target=self._serve, args=(build, built), name="linker", daemon=True).start()
+        self._linker = built.result()
 
     def link(self, text: str, spans: Sequence[Span] | None = None, *,
              abandoned: Callable[[], bool] | None = None) -> list[Mention]:
@@ -45,28 +62,75 @@ class ThreadBoundLinker:
         Raises:
             LinkingCancelled: not answered within `timeout_s`, or `abandoned()` turned True.
         """
-        cancellation = Cancellation.after(self.timeout_s)
-        job = self._thread.submit(self._link_unless_cancelled, cancellation, text, spans)
+        document = PendingDocument(text, spans, Cancellation.after(self.timeout_s))
+        self._queue.put(document)
+        cancellation = document.cancellation
         while True:
             wait = cancellation.remaining()
             if abandoned is not None:
                 wait = ABANDON_POLL_S if wait is None else min(ABANDON_POLL_S, wait)
             try:
-                return job.result(timeout=wait)
+                return document.answer.result(timeout=wait)
             except WaitTimeout:
                 if abandoned is not None and abandoned():
                     cancellation.cancel("the client went away")
                 reason = cancellation.reason()
                 if reason is not None:
-                    job.cancel()  # succeeds while it is still queued
+                    document.answer.cancel()  # succeeds while it is still queued
                     raise LinkingCancelled(reason) from None
+
+    def waiting(self) -> int:
+        """How many documents are queued for the linker thread, not yet taken into a pass."""
+        return len(self._queue)
 
     def describe(self) -> dict[str, str]:
         # No model work: answered on the caller's thread, also while a document is being linked.
         return self._linker.describe()
 
-    def _link_unless_cancelled(self, cancellation: Cancellation, text: str,
-                               spans: Sequence[Span] | None) -> list[Mention]:
-        cancellation.check()  # a document whose caller gave up while it queued is never started
-        with cancellable(cancellation):
-            return self._linker.link(text, spans)
+    def _serve(self, build: Callable[[], EntityLinker], built: Future[EntityLinker]) -> None:
+        """The linker thread: builds the linker, then links batch after batch of the documents queued."""
+        try:
+            linker = build()
+        except BaseException as error:  # re-raised by the constructor
+            built.set_exception(error)
+            return
+        built.set_result(linker)
+        while True:
+            _link_pending(linker, self._queue.next_batch())
+
+
+def _link_pending(linker: EntityLinker, batch: Sequence[PendingDocument]) -> None:
+    """Settles the answer of every document of `batch`: in one pass where the linker can, else one by one."""
+    ready = [document for document in batch if document.still_wanted() and _valid_spans(document)]
+    if len(ready) > 1 and isinstance(linker, BatchEntityLinker):
+        try:
+            with cancellable(BatchCancellation([document.cancellation for document in ready])):
+                answers = linker.link_batch([d.text for d in ready], [d.spans for d in ready])
+        except LinkingCancelled:
+            pass  # every one of them was dropped: settled below, none started again
+        except Exception:  # which document failed is found by linking them alone
+            logger.warning("a pass over %d documents failed; linking them one by one", len(ready), exc_info=True)
+        else:
+            for document, mentions in zip(ready, answers):
+                document.answer.set_result(mentions)
+            return
+    for document in ready:
+        if not document.still_wanted():  # a document whose caller gave up while it queued is never started
+            continue
+        try:
+            with cancellable(document.cancellation):
+                mentions = linker.link(document.text, document.spans)
+        except BaseException as error:  # re-raised on the caller's thread
+            document.answer.set_exception(error)
+        else:
+            document.answer.set_result(mentions)
+
+
+def _valid_spans(document: PendingDocument) -> bool:
+    """Whether the document's spans fit its text; if not, its answer is settled as the error."""
+    try:
+        check_spans(document.text, document.spans)
+    except ValueError as error:
+        document.answer.set_exception(error)
+        return False
+    return True

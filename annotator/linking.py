@@ -23,3 +23,20 @@ class EntityLinker(Protocol):
     def describe(self) -> dict[str, str | int | float]:
         """Identity of the model and KB in use, counts as numbers (shown by the service's /health)."""
         ...
+
+
+@runtime_checkable
+class BatchEntityLinker(EntityLinker, Protocol):
+    """An entity linker that also links several documents in one pass, each A2KB or D2KB."""
+
+    def link_batch(self, texts: Sequence[str],
+                   spans: Sequence[Sequence[Span] | None] | None = None) -> list[list[Mention]]:
+        """`link` of every text, with its own spans (None: all A2KB), in the order given."""
+        ...
+
+
+def check_spans(text: str, spans: Sequence[Span] | None) -> None:
+    """Raises ValueError when a given span is empty or outside `text`."""
+    for start, end in spans or ():
+        if not 0 <= start < end <= len(text):
+            raise ValueError(f"span ({start}, {end}) is empty or outside a text of {len(text)} characters")

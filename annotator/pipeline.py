@@ -21,7 +21,7 @@ from annotator.descriptions import EntityDescriptions
 from annotator.document_candidates import document_candidates
 from annotator.encoders import cache_dir
 from annotator.errors import ModelLoadError
-from annotator.linking import Span
+from annotator.linking import Span, check_spans
 from annotator.mention_table import MentionTable, NameCandidates, with_name_candidates
 from annotator.merging import LinkedSpan, merge, outside, to_character_spans
 from annotator.onnx_int8 import OnnxInt8EntityEncoder, OnnxInt8Reader
@@ -181,16 +181,27 @@ class Linker:
         """
         return self._link_documents([text], [spans])[0]
 
-    def link_batch(self, texts: Sequence[str]) -> list[list[Mention]]:
-        """`link` for several documents, sharing the retrieval call and the reader batches."""
-        return self._link_documents(texts, [None] * len(texts))
+    def link_batch(self, texts: Sequence[str],
+                   spans: Sequence[Sequence[Span] | None] | None = None) -> list[list[Mention]]:
+        """`link` for several documents, sharing the retrieval call and the reader batches.
+
+        Args:
+            texts: the documents.
+            spans: each document's given spans (D2KB) or None (A2KB), one entry per text; None: all A2KB.
+
+        Raises:
+            ValueError: `spans` does not have one entry per text, or a given span is empty or outside its text.
+        """
+        if spans is None:
+            spans = [None] * len(texts)
+        elif len(spans) != len(texts):
+            raise ValueError(f"spans has {len(spans)} entries for {len(texts)} texts: give one per text, or None")
+        return self._link_documents(texts, spans)
 
     # -- stages ---------------------------------------------------------------------------------
     def _link_documents(self, texts: Sequence[str], spans: Sequence[Sequence[Span] | None]) -> list[list[Mention]]:
         for text, given in zip(texts, spans):
-            for start, end in given or ():
-                if not 0 <= start < end <= len(text):
-                    raise ValueError(f"span ({start}, {end}) is empty or outside a text of {len(text)} characters")
+            check_spans(text, given)
         documents = [self.builder.tokenize_document(text) for text in texts]
         passages = [self.builder.split_passages(document) for document in documents]
         flat = [(passage, document.topic_ids) for document, ps in zip(documents, passages) for passage in ps]

@@ -10,6 +10,7 @@ from typing import Any
 from flask import Flask
 
 from annotator import DEFAULT_MODEL_DIR
+from annotator.batching import BatchLimits
 from annotator.linker_thread import ThreadBoundLinker
 from annotator.linking import EntityLinker
 from web.api import bp as api
@@ -45,6 +46,13 @@ DEFAULTS: dict[str, Any] = {
     # Documents one JSON API request may hold (/api/link/batch); their characters together stay within
     # MAX_DOCUMENT_CHARS, so a request costs at most the model time of one longest document.
     "MAX_DOCUMENTS_PER_REQUEST": 100,
+    # Documents waiting together are linked in one pass (annotator.batching): at most this many (1: batching off),
+    "BATCH_DOCUMENTS": 8,
+    # of at most this many characters together (null: no bound; a longer document goes alone), as memory and the
+    # wait of a batch's shortest document grow with its passages,
+    "BATCH_CHARACTERS": 20_000,
+    # waiting this long after the first one was queued for others to join it.
+    "BATCH_WAIT_MS": 0,
 }
 
 
@@ -67,7 +75,8 @@ def create_app(config: Mapping[str, Any] | None = None, *, linker: EntityLinker 
     app.config.from_prefixed_env("ENTQA")
     if config is not None:
         app.config.from_mapping(config)
-    loader = LinkerLoader(partial(_thread_bound_linker, app, linker))
+    # Checked here, so that a setting out of range stops the start rather than the loading.
+    loader = LinkerLoader(partial(_thread_bound_linker, app, linker, _batch_limits(app)))
     if linker is not None:
         loader.wait()  # nothing to load: served from the first request on
     app.extensions["entqa"] = loader
@@ -78,12 +87,20 @@ def create_app(config: Mapping[str, Any] | None = None, *, linker: EntityLinker 
     return app
 
 
-def _thread_bound_linker(app: Flask, linker: EntityLinker | None) -> ThreadBoundLinker:
+def _thread_bound_linker(app: Flask, linker: EntityLinker | None, batch: BatchLimits) -> ThreadBoundLinker:
     # Request threads hand their documents to the one thread that holds the model (see ThreadBoundLinker).
     def build() -> EntityLinker:
         return linker if linker is not None else _load_linker(app)
 
-    return ThreadBoundLinker(build, timeout_s=app.config["DOCUMENT_TIMEOUT"])
+    return ThreadBoundLinker(build, timeout_s=app.config["DOCUMENT_TIMEOUT"], batch=batch)
+
+
+def _batch_limits(app: Flask) -> BatchLimits:
+    try:
+        return BatchLimits(documents=app.config["BATCH_DOCUMENTS"], characters=app.config["BATCH_CHARACTERS"],
+                           wait_ms=app.config["BATCH_WAIT_MS"])
+    except ValueError as error:
+        raise ValueError(f"{error} (ENTQA_BATCH_DOCUMENTS, ENTQA_BATCH_CHARACTERS, ENTQA_BATCH_WAIT_MS)") from error
 
 
 def _load_linker(app: Flask) -> EntityLinker:

@@ -4,11 +4,12 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import pytest
 
-from annotator.cancellation import LinkingCancelled
+from annotator.batching import BatchLimits
+from annotator.cancellation import LinkingCancelled, check_cancelled
 from annotator.data_types import Mention
 from annotator.linker_thread import ThreadBoundLinker
 from tests.support.dictionary_linker import DictionaryLinker
@@ -93,3 +94,122 @@ def test_a_queued_document_whose_caller_went_away_is_never_started() -> None:
     inner.seconds = 0
     linker.link("Zürich")
     assert inner.started == ["Paris", "Zürich"]
+
+
+class BatchingLinker(RecordingLinker):
+    """A RecordingLinker that also links batches, remembering each pass's texts (`passes`, one-text lists for
+    `link`); a text with "boom" in it fails its pass; a pass takes `seconds`, checking for cancellation."""
+
+    def __init__(self, seconds: float = 0) -> None:
+        super().__init__()
+        self.passes: list[list[str]] = []
+        self.seconds = seconds
+
+    def link(self, text: str, spans: Sequence[tuple[int, int]] | None = None) -> list[Mention]:
+        return self.link_batch([text], [spans])[0]
+
+    def link_batch(self, texts: Sequence[str],
+                   spans: Sequence[Sequence[tuple[int, int]] | None] | None = None) -> list[list[Mention]]:
+        self.passes.append(list(texts))
+        self.linked_on.add(threading.get_ident())
+        self.started.set()
+        self.release.wait(timeout=10)
+        until = time.monotonic() + self.seconds
+        while time.monotonic() < until:
+            check_cancelled()
+            time.sleep(0.02)
+        if any("boom" in text for text in texts):
+            raise RuntimeError("boom")
+        return [DictionaryLinker.link(self, text, given) for text, given in zip(texts, spans or [None] * len(texts))]
+
+
+def held_then_released(inner: BatchingLinker, linker: ThreadBoundLinker,
+                       calls: Sequence[tuple[str, Sequence[tuple[int, int]] | None]]) -> list[Future[list[Mention]]]:
+    """The answers of `calls`, sent while the linker thread is held on a first document, then released."""
+    inner.release.clear()
+    with ThreadPoolExecutor(1 + len(calls)) as callers:
+        callers.submit(linker.link, "Paris")
+        assert inner.started.wait(timeout=10)
+        answers = []
+        for queued, (text, spans) in enumerate(calls, start=1):
+            answers.append(callers.submit(linker.link, text, spans))
+            while linker.waiting() < queued:  # queued in this order
+                time.sleep(0.01)
+        inner.release.set()
+        for answer in answers:
+            answer.exception(timeout=10)
+    return answers
+
+
+def test_documents_waiting_together_are_linked_in_one_pass_each_caller_getting_its_own_answer() -> None:
+    inner = BatchingLinker()
+    linker = ThreadBoundLinker(lambda: inner, batch=BatchLimits(documents=8))
+    calls = [("Ada Lovelace met Babbage in London.", None), ("Zürich and Paris", [(0, 6), (11, 16)]),
+             ("東京", None), ("Babbage in Zürich", [(0, 7)])]
+    answers = held_then_released(inner, linker, calls)
+    assert inner.passes == [["Paris"], [text for text, _ in calls]]
+    assert [answer.result() for answer in answers] == [DictionaryLinker().link(t, s) for t, s in calls]
+    assert len(inner.linked_on) == 1  # the linker thread's
+
+
+def test_a_failing_document_fails_alone_and_the_others_of_its_batch_are_answered() -> None:
+    inner = BatchingLinker()
+    linker = ThreadBoundLinker(lambda: inner, batch=BatchLimits(documents=8))
+    calls = [("London", None), ("boom in Paris", None), ("Paris", [(2, 99)]), ("Zürich", [(0, 6)])]
+    answers = held_then_released(inner, linker, calls)
+    assert answers[0].result() == DictionaryLinker().link("London")
+    with pytest.raises(RuntimeError, match="boom"):
+        answers[1].result()
+    with pytest.raises(ValueError, match=r"span \(2, 99\) is empty or outside a text of 5 characters"):
+        answers[2].result()
+    assert answers[3].result() == DictionaryLinker().link("Zürich", [(0, 6)])
+    # the invalid spans never reach the linker; the failed pass is linked again one document at a time
+    assert inner.passes == [["Paris"], ["London", "boom in Paris", "Zürich"], ["London"], ["boom in Paris"],
+                            ["Zürich"]]
+
+
+def test_the_bound_in_documents_is_honoured_and_batching_off_links_one_at_a_time() -> None:
+    calls = [(text, None) for text in ("London", "Paris", "Zürich", "東京", "Babbage")]
+    for documents, passes in ((2, [["London", "Paris"], ["Zürich", "東京"], ["Babbage"]]),
+                              (1, [[text] for text, _ in calls])):
+        inner = BatchingLinker()
+        linker = ThreadBoundLinker(lambda: inner, batch=BatchLimits(documents=documents))
+        answers = held_then_released(inner, linker, calls)
+        assert inner.passes == [["Paris"]] + passes
+        assert [answer.result() for answer in answers] == [DictionaryLinker().link(t) for t, _ in calls]
+
+
+def test_a_linker_without_link_batch_links_the_documents_of_a_batch_one_by_one() -> None:
+    inner = RecordingLinker()
+    linker = ThreadBoundLinker(lambda: inner, batch=BatchLimits(documents=8))
+    texts = ["Ada Lovelace met Babbage in London.", "Zürich and Paris", "東京"] * 3
+    with ThreadPoolExecutor(4) as callers:
+        answers = list(callers.map(linker.link, texts))
+    assert answers == [DictionaryLinker().link(t) for t in texts]
+
+
+def test_a_document_dropped_part_way_through_a_pass_leaves_the_others_of_it_linked() -> None:
+    inner = BatchingLinker(seconds=1.5)
+    linker = ThreadBoundLinker(lambda: inner, batch=BatchLimits(documents=8, wait_ms=400))
+    with ThreadPoolExecutor(2) as callers:
+        kept = callers.submit(linker.link, "London")
+        dropped = callers.submit(linker.link, "Paris", abandoned=lambda: True)  # asked first after ABANDON_POLL_S
+        with pytest.raises(LinkingCancelled, match="the client went away"):
+            dropped.result(timeout=10)
+        assert [m.title for m in kept.result(timeout=10)] == ["London"]
+    assert inner.passes == [["London", "Paris"]]
+
+
+def test_a_pass_whose_documents_all_passed_their_timeout_stops_and_the_next_one_is_linked() -> None:
+    inner = BatchingLinker(seconds=30)
+    linker = ThreadBoundLinker(lambda: inner, timeout_s=0.5, batch=BatchLimits(documents=8, wait_ms=200))
+    started = time.monotonic()
+    with ThreadPoolExecutor(2) as callers:
+        late = [callers.submit(linker.link, text) for text in ("London", "Paris")]
+        for answer in late:
+            with pytest.raises(LinkingCancelled, match="took longer than the limit of 0.5 s"):
+                answer.result(timeout=10)
+    inner.seconds = 0
+    assert [m.title for m in linker.link("Zürich")] == ["Zürich"]
+    assert time.monotonic() - started < 5
+    assert inner.passes[0] == ["London", "Paris"] and inner.passes[-1] == ["Zürich"]

@@ -101,6 +101,21 @@ def test_link_batch_equals_link(tiny_linker: Linker) -> None:
     assert [m.score for ms in batched for m in ms] == pytest.approx([m.score for ms in single for m in ms])
 
 
+def test_link_batch_takes_each_documents_own_spans(tiny_linker: Linker) -> None:
+    spans = [(TEXT.index(w), TEXT.index(w) + len(w)) for w in ("Lyon", "Zürich", "Germany")]
+    texts, given = [TEXT, TRICKY, "Paris", TEXT], [spans, None, [(0, 5)], None]
+    batched = tiny_linker.link_batch(texts, given)
+    single = [tiny_linker.link(text, spans) for text, spans in zip(texts, given)]
+    assert [[(m.start, m.end, m.title) for m in ms] for ms in batched] == \
+        [[(m.start, m.end, m.title) for m in ms] for ms in single]
+    assert [m.score for ms in batched for m in ms] == pytest.approx([m.score for ms in single for m in ms])
+    assert [(m.start, m.end) for m in batched[0]] == spans
+    with pytest.raises(ValueError, match="spans has 1 entries for 2 texts: give one per text, or None"):
+        tiny_linker.link_batch([TEXT, "Paris"], [None])
+    with pytest.raises(ValueError, match="outside"):
+        tiny_linker.link_batch([TEXT, "Paris"], [None, [(3, 9)]])
+
+
 def test_a_cancelled_document_stops_before_the_next_batch(tiny_linker: Linker) -> None:
     with cancellable(Cancellation(deadline=0)), pytest.raises(LinkingCancelled, match="deadline passed"):
         tiny_linker.link(TEXT)
