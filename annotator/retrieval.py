@@ -8,6 +8,8 @@ Layout of an index folder::
     entity_ids.npy      int32 (rows, max_entity_len): `[CLS] title [unused2] description [SEP]`, 0-padded
     entity_lengths.npy  int32 (rows,): ids used per row
     embeddings.npy      float16 (rows, dim): entity-tower vectors
+    embeddings-sq8.index  or instead the vectors as faiss 8-bit scalar codes (a shipped index: half the bytes),
+                        decoded to float16 at load
     progress.json       rows encoded so far, in length order (only while building)
     faiss-TYPE.index    an approximate search index ("hnsw", "ivfpq"), one per type built; an exact index is
                         rebuilt from embeddings.npy at load. The vectors are shared, so a new type never re-encodes.
@@ -199,7 +201,7 @@ class EntityIndex:
             _write_json(directory / MANIFEST, manifest)
             (directory / "progress.json").unlink(missing_ok=True)
         if index_type != "flat" and not _faiss_path(directory, index_type).is_file():
-            _write_faiss(directory, np.load(directory / "embeddings.npy", mmap_mode="r"), index_type)
+            _write_faiss(directory, _stored_vectors(directory), index_type)
         return cls.load(directory, identity=identity, index_type=index_type, use_gpu=use_gpu)
 
     # -- loading ------------------------------------------------------------------------------
@@ -232,7 +234,7 @@ class EntityIndex:
         qids = [q or None for q in (directory / "qids.txt").read_text(encoding="utf-8").split("\n")[:-1]]
         entity_ids = np.load(directory / "entity_ids.npy", mmap_mode="r")
         lengths = np.load(directory / "entity_lengths.npy", mmap_mode="r")
-        embeddings = np.load(directory / "embeddings.npy", mmap_mode="r")
+        embeddings = _stored_vectors(directory)
         check_index_type(index_type)  # an unknown name is a ConfigError, not a missing file
         if use_gpu is None:
             use_gpu = torch.cuda.is_available()
@@ -417,6 +419,27 @@ def _encode(directory: Path, *, encoder: EntityEncoder, builder: InputBuilder, b
                 embeddings.flush()
                 _write_json(directory / "progress.json", {"encoded": min(start + batch_size, len(order))})
     embeddings.flush()
+
+
+COMPACT_VECTORS = "embeddings-sq8.index"
+
+
+def write_compact_vectors(directory: str | Path, vectors: np.ndarray) -> None:
+    """Store (rows, dim) vectors in `directory` as 8-bit scalar codes (per-dimension range) instead of
+    embeddings.npy: a quarter of float32, half of float16, for an index that ships in the repository."""
+    vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+    codes = faiss.IndexScalarQuantizer(vectors.shape[1], faiss.ScalarQuantizer.QT_8bit, faiss.METRIC_INNER_PRODUCT)
+    codes.train(vectors)
+    codes.add(vectors)
+    faiss.write_index(codes, str(Path(directory) / COMPACT_VECTORS))
+
+
+def _stored_vectors(directory: Path) -> np.ndarray:
+    """embeddings.npy memory-mapped, or the compact codes decoded to float16 (so every search path is the same)."""
+    if (directory / "embeddings.npy").is_file() or not (directory / COMPACT_VECTORS).is_file():
+        return np.load(directory / "embeddings.npy", mmap_mode="r")
+    codes = faiss.read_index(str(directory / COMPACT_VECTORS))
+    return codes.reconstruct_n(0, codes.ntotal).astype(np.float16)
 
 
 def _faiss_path(directory: Path, index_type: str) -> Path:

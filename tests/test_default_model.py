@@ -36,7 +36,7 @@ def test_health_names_the_default_model_and_demo_kb(client: FlaskClient) -> None
     assert Path(health["model"]) == DEFAULT_MODEL_DIR
     assert Path(health["kb"]) == DEMO_KB
     assert isinstance(health["entities"], int) and health["entities"] > 10_000  # a number, not a string
-    assert health["mention_table"] == "1389 names, up to 3 entities each"  # the names with an entity in the demo KB
+    assert health["mention_table"] == "2841 names, up to 3 entities each"  # the names with an entity in the shipped KB
 
 
 def test_d2kb_answers_every_given_span_with_a_demo_kb_entity_or_nil(client: FlaskClient) -> None:
