@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
 from annotator.kb import read_kb
-from annotator.tokenization import InputBuilder, Passage
+from annotator.tokenization import DocumentTokens, InputBuilder, Passage
 from annotator.uris import DBPEDIA_RESOURCE, title_from_uri
 
 if TYPE_CHECKING:  # nif is imported lazily: only training reads corpora
@@ -129,16 +129,29 @@ class PassageGold:
 
 @dataclass(frozen=True)
 class TrainingPassage:
-    """A passage with its model input and the gold mentions it contains entirely."""
+    """A passage with its model input and the gold mentions it contains entirely.
+
+    Passages cut from a KB description (`description_passages`) say two more things about entities:
+    `title_only_rows`, the described entity, whose own description is the passage and would give the answer
+    away, so it is always shown by its title alone; `unlabelled_rows`, entities the passage names without a
+    gold label (names the mention rules left out), which must not be trained towards "not mentioned".
+    """
 
     document: int  # index of the document in its corpus
     passage: Passage
     input_ids: tuple[int, ...]  # `[CLS] passage [unused1] topic [SEP]`
     golds: tuple[PassageGold, ...]
+    title_only_rows: frozenset[int] = frozenset()
+    unlabelled_rows: frozenset[int] = frozenset()
 
     @property
     def gold_rows(self) -> frozenset[int]:
         return frozenset(g.row for g in self.golds)
+
+    @property
+    def not_negative_rows(self) -> frozenset[int]:
+        """Entities that must not be this passage's negatives: its golds and the names it leaves unlabelled."""
+        return self.gold_rows | self.unlabelled_rows
 
 
 @dataclass(frozen=True)
@@ -222,15 +235,26 @@ def build_documents(nif_documents: Sequence[NifDocument], builder: InputBuilder,
                 skipped["title not in KB" if row is None else "no wordpiece"] += 1
                 continue
             mentions.append((row, *pieces))
-        passages = []
-        for passage in builder.split_passages(tokens):
-            first, last = passage.token_start, passage.token_start + len(passage.ids) - 1
-            golds = tuple(PassageGold(row, s - first, t - first) for row, s, t in mentions if first <= s and t <= last)
-            passages.append(TrainingPassage(doc_index, passage, tuple(builder.passage_input(passage, tokens.topic_ids)),
-                                            golds))
-        documents.append(TrainingDocument(doc.uri, doc.text, tuple(spans), tuple(passages)))
+        documents.append(TrainingDocument(doc.uri, doc.text, tuple(spans),
+                                          cut_passages(builder, tokens, doc_index, mentions)))
     logger.info("%s; mentions not linked: %s", lookup.report(), dict(skipped))
     return documents
+
+
+def cut_passages(builder: InputBuilder, tokens: DocumentTokens, document: int,
+                 mentions: Sequence[tuple[int, int, int]], *, title_only_rows: frozenset[int] = frozenset(),
+                 unlabelled_rows: frozenset[int] = frozenset()) -> tuple[TrainingPassage, ...]:
+    """The document's passages, each with the `mentions` (KB row, first and last wordpiece) it contains entirely.
+
+    `title_only_rows` and `unlabelled_rows` hold for every passage of the document (see `TrainingPassage`).
+    """
+    passages = []
+    for passage in builder.split_passages(tokens):
+        first, last = passage.token_start, passage.token_start + len(passage.ids) - 1
+        golds = tuple(PassageGold(row, s - first, t - first) for row, s, t in mentions if first <= s and t <= last)
+        passages.append(TrainingPassage(document, passage, tuple(builder.passage_input(passage, tokens.topic_ids)),
+                                        golds, title_only_rows, unlabelled_rows))
+    return tuple(passages)
 
 
 def passages_with_golds(documents: Sequence[TrainingDocument], *, limit: int | None = None,
@@ -240,6 +264,18 @@ def passages_with_golds(documents: Sequence[TrainingDocument], *, limit: int | N
     if limit is not None and limit < len(passages):
         passages = random.Random(seed).sample(passages, limit)
     return passages
+
+
+def always_title_only(kb: KnowledgeBase, passage: TrainingPassage, row: int) -> bool:
+    """Whether an entity is shown title-only with a passage whatever the dropout: it has no description, or the
+    passage is cut from its description."""
+    return not kb.texts[row] or row in passage.title_only_rows
+
+
+def gold_title_only_share(kb: KnowledgeBase, passages: Iterable[TrainingPassage]) -> float:
+    """Share of (passage, gold) pairs whose gold is always shown title-only (`always_title_only`)."""
+    shown = [always_title_only(kb, p, g) for p in passages for g in p.gold_rows]
+    return sum(shown) / max(len(shown), 1)
 
 
 def description_dropout(gold_share: float, negative_share: float) -> tuple[float, float]:

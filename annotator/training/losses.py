@@ -5,24 +5,30 @@ import torch
 from torch.nn import functional as F
 
 
-def nce_allowed(gold_mask: torch.Tensor, pair_passage: torch.Tensor, pair_entity: torch.Tensor) -> torch.Tensor:
+def nce_allowed(gold_mask: torch.Tensor, pair_passage: torch.Tensor, pair_entity: torch.Tensor,
+                excluded: torch.Tensor | None = None) -> torch.Tensor:
     """Which entity columns enter the denominator of each (passage, gold) NCE instance.
 
     Args:
         gold_mask: (passages, entities) bool, True where the entity is a gold of the passage.
         pair_passage: (pairs,) passage index of each instance.
         pair_entity: (pairs,) entity column of its gold.
+        excluded: (passages, entities) bool, True where the entity is no negative of the passage either (a
+            name the passage holds without a label).
 
     Returns:
-        (pairs, entities) bool: the instance's own gold and every entity that is not a gold of its
-        passage. A gold entity is therefore never a negative of its own passage (eq. 1: N(E, p) ⊂ E \\ E(p)).
+        (pairs, entities) bool: the instance's own gold and every entity that is neither a gold of its
+        passage nor excluded from it. A gold entity is therefore never a negative of its own passage (eq. 1:
+        N(E, p) ⊂ E \\ E(p)).
     """
     own = F.one_hot(pair_entity, gold_mask.shape[1]).bool()
-    return ~gold_mask[pair_passage] | own
+    negative = ~gold_mask if excluded is None else ~(gold_mask | excluded)
+    return negative[pair_passage] | own
 
 
 def multilabel_nce_loss(passage_vectors: torch.Tensor, entity_vectors: torch.Tensor, gold_mask: torch.Tensor, *,
-                        scale: float, replaced: tuple[torch.Tensor, torch.Tensor] | None = None) -> torch.Tensor:
+                        scale: float, replaced: tuple[torch.Tensor, torch.Tensor] | None = None,
+                        excluded: torch.Tensor | None = None) -> torch.Tensor:
     """Multi-label NCE with negatives shared across the batch (eq. 1).
 
     Every (passage, gold entity) pair is its own softmax instance over that gold and all entity columns
@@ -38,6 +44,7 @@ def multilabel_nce_loss(passage_vectors: torch.Tensor, entity_vectors: torch.Ten
         replaced: (columns, vectors): these entity columns are scored against these (len(columns), d) vectors
             instead of their rows of `entity_vectors` (e.g. a gold shown title-only), without copying a large
             `entity_vectors`.
+        excluded: (passages, entities) bool: entities that are no negatives of the passage (see `nce_allowed`).
 
     Returns:
         The mean over instances of -log p(gold).
@@ -47,7 +54,7 @@ def multilabel_nce_loss(passage_vectors: torch.Tensor, entity_vectors: torch.Ten
     if replaced is not None:
         columns, vectors = replaced
         logits = logits.index_copy(1, columns, scale * passage_vectors @ vectors.T)
-    allowed = nce_allowed(gold_mask, pair_passage, pair_entity)
+    allowed = nce_allowed(gold_mask, pair_passage, pair_entity, excluded)
     instance_logits = logits[pair_passage].float().masked_fill(~allowed, float("-inf"))  # (pairs, entities)
     return F.cross_entropy(instance_logits, pair_entity)
 

@@ -25,7 +25,7 @@ from annotator.reader import Reader
 from annotator.retriever import DualEncoder
 from annotator.tokenization import InputBuilder
 from annotator.training.data import (KnowledgeBase, TrainingDocument, TrainingPassage, description_dropout,
-                                     passages_with_golds)
+                                     gold_title_only_share, passages_with_golds)
 from annotator.training.evaluation import evaluate_retriever
 from annotator.training.loop import LoopHooks, TrainingConfig, encode, run_training, shuffled_batches
 from annotator.training.losses import multilabel_nce_loss
@@ -83,12 +83,14 @@ class PassageTowerTrainer:
         self.entities = entity_vectors.to(device)  # (rows, d)
         self.passages = passages_with_golds(train, limit=config.max_passages, seed=config.seed)
         gold_rows = [g for p in self.passages for g in p.gold_rows]
-        gold_share, kb_share = kb.title_only_share(gold_rows), kb.title_only_share()
+        gold_share, kb_share = gold_title_only_share(kb, self.passages), kb.title_only_share()
         # The KB's entities are as they are: only golds can be shown title-only (p_negative is not used).
         p_gold = description_dropout(gold_share, kb_share)[0]
         self.p_gold = p_gold if config.description_dropout is None else config.description_dropout
         self.title_only_row = {row: i for i, row in enumerate(sorted({g for g in gold_rows if kb.texts[g]}))}
-        self.title_only_vectors = self._title_only_vectors(list(self.title_only_row)) if self.p_gold > 0 else None
+        always = any(g in p.title_only_rows for p in self.passages for g in p.gold_rows)
+        self.title_only_vectors = (self._title_only_vectors(list(self.title_only_row)) if self.p_gold > 0 or always
+                                   else None)
         self.rng = random.Random(config.seed)
         logger.info("%d training passages against all %d entities; title-only share: golds %.3f, KB %.3f -> "
                     "description dropout p_gold=%.3f", len(self.passages), len(kb), gold_share, kb_share, self.p_gold)
@@ -107,18 +109,23 @@ class PassageTowerTrainer:
     def loss(self, indices: Sequence[int]) -> torch.Tensor:
         passages = [self.passages[i] for i in indices]
         gold_mask = torch.zeros(len(passages), len(self.kb), dtype=torch.bool)
+        excluded = torch.zeros(len(passages), len(self.kb), dtype=torch.bool)
         for i, passage in enumerate(passages):
             gold_mask[i, sorted(passage.gold_rows)] = True
+            excluded[i, sorted(passage.unlabelled_rows)] = True
         vectors = self.retriever.embed_passages(self.builder.pad([p.input_ids for p in passages]).to(self.device))
         return multilabel_nce_loss(vectors, self.entities, gold_mask.to(self.device),
-                                   scale=self.linker_config.score_scale, replaced=self.shown_title_only(passages))
+                                   scale=self.linker_config.score_scale, replaced=self.shown_title_only(passages),
+                                   excluded=excluded.to(self.device))
 
     def shown_title_only(self, passages: Sequence[TrainingPassage]) -> tuple[torch.Tensor, torch.Tensor] | None:
-        """The batch's described golds drawn to be shown title-only, as (KB rows, their title-only vectors)."""
+        """The batch's described golds drawn to be shown title-only, and those whose description is a batch
+        passage, as (KB rows, their title-only vectors)."""
         if self.title_only_vectors is None:
             return None
         golds = sorted({g for p in passages for g in p.gold_rows if g in self.title_only_row})
-        dropped = [g for g in golds if self.rng.random() < self.p_gold]
+        always = {r for p in passages for r in p.title_only_rows}
+        dropped = [g for g in golds if g in always or self.rng.random() < self.p_gold]
         if not dropped:
             return None
         rows = torch.as_tensor(dropped, device=self.device)

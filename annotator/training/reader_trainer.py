@@ -15,8 +15,8 @@ from annotator.config import LinkerConfig
 from annotator.reader import Reader
 from annotator.retriever import DualEncoder
 from annotator.tokenization import InputBuilder, right_padded
-from annotator.training.data import (KnowledgeBase, TrainingDocument, TrainingPassage, description_dropout,
-                                     passages_with_golds, sample_kb_rows)
+from annotator.training.data import (KnowledgeBase, TrainingDocument, TrainingPassage, always_title_only,
+                                     description_dropout, gold_title_only_share, passages_with_golds, sample_kb_rows)
 from annotator.training.evaluation import evaluate_linker, pipeline_linker, rank_passages
 from annotator.training.loop import LoopHooks, TrainingConfig, run_training, shuffled_batches
 from annotator.training.losses import reader_loss
@@ -38,6 +38,9 @@ class ReaderTrainingConfig(TrainingConfig):
         candidate_kb_size: random KB entities added to the train and dev golds for the candidate index.
         description_dropout: probability of showing a gold candidate title-only (None: match the
             title-only share of the retrieved non-gold candidates).
+        title_only_dropout: probability of showing any described candidate, gold or not, title-only, on top of
+            `description_dropout`: as often for golds as for the others, so title-only stays no sign either way,
+            and the reader learns to judge the half of the KB that has no description by the passage alone.
         eval_top_k: candidates per passage in the end-to-end dev evaluation (the checkpoint keeps its own).
     """
 
@@ -46,7 +49,13 @@ class ReaderTrainingConfig(TrainingConfig):
     candidates: int = 8
     candidate_kb_size: int = 20_000
     description_dropout: float | None = None
+    title_only_dropout: float = 0.0
     eval_top_k: int = 16
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not 0.0 <= self.title_only_dropout <= 1.0:
+            raise ValueError(f"title_only_dropout is a probability in [0, 1], not {self.title_only_dropout}")
 
 
 @dataclass(frozen=True)
@@ -76,14 +85,18 @@ class ReaderTrainer:
             self.examples = self._with_candidates(passages, rows)
         else:
             self.examples = self._with_candidates(passages, range(len(kb)), entity_vectors)
-        gold_rows = [g for e in self.examples for g in e.passage.gold_rows]
-        others = [r for e in self.examples for r in e.candidates if r not in e.passage.gold_rows]
-        gold_share, other_share = kb.title_only_share(gold_rows), kb.title_only_share(others)
-        p_gold, self.p_other = description_dropout(gold_share, other_share)
-        self.p_gold = p_gold if config.description_dropout is None else config.description_dropout
+        others = [always_title_only(kb, e.passage, r) for e in self.examples for r in e.candidates
+                  if r not in e.passage.gold_rows]
+        gold_share = gold_title_only_share(kb, [e.passage for e in self.examples])
+        other_share = sum(others) / max(len(others), 1)
+        p_gold, p_other = description_dropout(gold_share, other_share)
+        if config.description_dropout is not None:
+            p_gold = config.description_dropout
+        q = config.title_only_dropout
+        self.p_gold, self.p_other = 1 - (1 - p_gold) * (1 - q), 1 - (1 - p_other) * (1 - q)
         logger.info("%d training passages, %d candidates each; title-only share: golds %.3f, other candidates "
-                    "%.3f -> description dropout p_gold=%.3f p_other=%.3f", len(self.examples), config.candidates,
-                    gold_share, other_share, self.p_gold, self.p_other)
+                    "%.3f -> description dropout p_gold=%.3f p_other=%.3f (title-only dropout %.3f included)",
+                    len(self.examples), config.candidates, gold_share, other_share, self.p_gold, self.p_other, q)
         self.eval_kb_path = kb.subset(sample_kb_rows(len(kb), dev_golds, config.eval_kb_size,
                                                      seed=config.seed + 1)).write_jsonl_gz(out / EVAL_KB_FILE)
         self.rng = random.Random(config.seed)
@@ -91,17 +104,18 @@ class ReaderTrainer:
     def _with_candidates(self, passages: Sequence[TrainingPassage], rows: Sequence[int],
                          vectors: torch.Tensor | None = None) -> list[ReaderExample]:
         """Each passage's golds, then the retriever's best other entities among `rows` (with their `vectors`
-        when known), K in all (more if it has > K golds)."""
+        when known) but the names it leaves unlabelled, K in all (more if it has > K golds)."""
         self.retriever.eval()
         document = TrainingDocument("", "", (), tuple(passages))
         ranked = rank_passages(self.retriever, self.builder, [document], self.kb, rows,
-                               k=self.config.candidates + max(len(p.gold_rows) for p in passages),
+                               k=self.config.candidates + max(len(p.not_negative_rows) for p in passages),
                                batch_size=self.config.encode_batch_size, device=self.device,
                                entity_vectors=vectors)[0]
         examples = []
         for passage, found in zip(passages, ranked):
             golds = sorted(passage.gold_rows)
-            others = [r for r in found if r not in passage.gold_rows][: max(self.config.candidates - len(golds), 0)]
+            others = [r for r in found if r not in passage.not_negative_rows]
+            others = others[: max(self.config.candidates - len(golds), 0)]
             examples.append(ReaderExample(passage, (*golds, *others)))
         return examples
 
@@ -119,8 +133,9 @@ class ReaderTrainer:
         for i, (example, candidates) in enumerate(zip(examples, grid)):
             golds = example.passage.gold_rows
             titles = [self.kb.titles[r] for r in candidates]
-            texts = ["" if self.rng.random() < (self.p_gold if r in golds else self.p_other) else self.kb.texts[r]
-                     for r in candidates]
+            dropped = [self.rng.random() < (self.p_gold if r in golds else self.p_other) for r in candidates]
+            texts = ["" if drop or r in example.passage.title_only_rows else self.kb.texts[r]
+                     for r, drop in zip(candidates, dropped)]
             entities.extend(self.builder.entity_inputs(titles, texts))
             for j, row in enumerate(candidates):
                 widths.append(len(example.passage.passage.ids))

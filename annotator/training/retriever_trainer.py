@@ -15,7 +15,7 @@ from annotator.reader import Reader
 from annotator.retriever import DualEncoder
 from annotator.tokenization import InputBuilder
 from annotator.training.data import (KnowledgeBase, TrainingDocument, TrainingPassage, description_dropout,
-                                     passages_with_golds, sample_kb_rows)
+                                     gold_title_only_share, passages_with_golds, sample_kb_rows)
 from annotator.training.evaluation import evaluate_retriever
 from annotator.training.loop import LoopHooks, TrainingConfig, encode, run_training, shuffled_batches, top_k
 from annotator.training.losses import multilabel_nce_loss
@@ -51,6 +51,7 @@ class EntityColumns:
     rows: list[int]
     gold_mask: torch.Tensor  # (passages, entities) bool
     title_only: list[bool]  # whether each entity is shown without its description
+    excluded: torch.Tensor  # (passages, entities) bool: no negative of the passage (a name it leaves unlabelled)
 
 
 class RetrieverTrainer:
@@ -64,8 +65,7 @@ class RetrieverTrainer:
         self.retriever, self.builder, self.kb, self.dev, self.reader = retriever, builder, kb, dev, reader
         self.config, self.linker_config, self.device = config, linker_config, device
         self.passages = passages_with_golds(train, limit=config.max_passages, seed=config.seed)
-        gold_rows = [g for p in self.passages for g in p.gold_rows]
-        gold_share, negative_share = kb.title_only_share(gold_rows), kb.title_only_share()
+        gold_share, negative_share = gold_title_only_share(kb, self.passages), kb.title_only_share()
         p_gold, self.p_negative = description_dropout(gold_share, negative_share)
         self.p_gold = p_gold if config.description_dropout is None else config.description_dropout
         logger.info("%d training passages; title-only share: golds %.3f, KB %.3f -> description dropout "
@@ -103,11 +103,11 @@ class RetrieverTrainer:
             passages: (training passages, d) vectors, in `self.passages` order.
             entities: (n, d) vectors of the KB rows `rows` (default: every row, in order).
         """
-        most_golds = max(len(p.gold_rows) for p in self.passages)
+        most_golds = max(len(p.not_negative_rows) for p in self.passages)
         ranked = top_k(passages, entities, self.config.hard_per_passage + most_golds)
         if rows is not None:
             ranked = torch.as_tensor(rows)[ranked]
-        self.hard = [[r for r in found if r not in p.gold_rows][: self.config.hard_per_passage]
+        self.hard = [[r for r in found if r not in p.not_negative_rows][: self.config.hard_per_passage]
                      for p, found in zip(self.passages, ranked.tolist())]
 
     def columns(self, passages: Sequence[TrainingPassage], hard_pool: Sequence[int]) -> EntityColumns:
@@ -120,10 +120,15 @@ class RetrieverTrainer:
         gold_set = set(golds)
         column = {r: i for i, r in enumerate(rows)}
         mask = torch.zeros(len(passages), len(rows), dtype=torch.bool)
+        excluded = torch.zeros(len(passages), len(rows), dtype=torch.bool)
         for i, passage in enumerate(passages):
             mask[i, [column[r] for r in passage.gold_rows]] = True
-        title_only = [self.rng.random() < (self.p_gold if r in gold_set else self.p_negative) for r in rows]
-        return EntityColumns(rows, mask, title_only)
+            excluded[i, [column[r] for r in passage.unlabelled_rows if r in column]] = True
+        # A description passage's own entity is shown title-only: its description is the passage.
+        always = {r for p in passages for r in p.title_only_rows}
+        title_only = [r in always or self.rng.random() < (self.p_gold if r in gold_set else self.p_negative)
+                      for r in rows]
+        return EntityColumns(rows, mask, title_only, excluded)
 
     def loss(self, indices: Sequence[int]) -> torch.Tensor:
         passages = [self.passages[i] for i in indices]
@@ -132,7 +137,7 @@ class RetrieverTrainer:
         entity_batch = self.builder.pad(self.builder.entity_inputs([self.kb.titles[r] for r in columns.rows], texts))
         entity_vectors = self.retriever.embed_entities(entity_batch.to(self.device))
         return multilabel_nce_loss(self.passage_vectors(indices), entity_vectors, columns.gold_mask.to(self.device),
-                                   scale=self.linker_config.score_scale)
+                                   scale=self.linker_config.score_scale, excluded=columns.excluded.to(self.device))
 
     def passage_vectors(self, indices: Sequence[int]) -> torch.Tensor:
         """(len(indices), d) vectors of training passages, through the passage tower being trained."""

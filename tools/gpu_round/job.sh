@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One GPU round, run on the GPU machine from the repository root after the parts of pack.sh are in $KIT.
-# Stages run in the order given: unpack index reader evaluate speed fetch compile (see README.md for what each costs).
+# Stages run in the order given: unpack index reader reader-mix evaluate suite speed fetch compile (see README.md for
+# what each costs).
 #   bash tools/gpu_round/job.sh unpack index reader
 set -euo pipefail
 
@@ -17,6 +18,12 @@ READER_EPOCHS=${READER_EPOCHS:-2}
 READER_LR=${READER_LR:-2e-5}
 READER_SEED=${READER_SEED:-131}
 READER_EXTRA=${READER_EXTRA:-}  # e.g. "--max-passages 8 --dev-docs 2" for a smoke run
+# Issue 45's round: the same on AIDA train plus passages of KB descriptions (1,800: 13 % of the mix), every described
+# candidate shown title-only with probability MIX_TITLE_ONLY besides the dropout that balances golds and negatives.
+MIX_ROUND=$KIT/reader-mix-round
+MIX_PASSAGES=${MIX_PASSAGES:-1800}
+MIX_TITLE_ONLY=${MIX_TITLE_ONLY:-0.2}
+SUITE_MODELS=${SUITE_MODELS:-mix}  # which checkpoints the suite stage measures: shipped, round, mix
 SPEED_DOCS=${SPEED_DOCS:-216}
 export ENTQA_CACHE=$KIT/cache PYTHONUNBUFFERED=1
 [ -d /tmp/site ] && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
@@ -47,7 +54,7 @@ unpack() {
         rm "$KIT"/kit.tar.xz.*
     fi
     [ -d "$MODEL" ] || { echo "$MODEL missing: copy every part of pack.sh into $KIT first" >&2; exit 1; }
-    if ! "$PYTHON" -c "import faiss, rdflib, flask, gunicorn" 2> /dev/null; then
+    if ! "$PYTHON" -c "import faiss, rdflib, flask, gunicorn, ahocorasick" 2> /dev/null; then
         "$PYTHON" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
             "$KIT"/wheels/*.whl
     fi
@@ -59,26 +66,55 @@ index() {
     timed "$PYTHON" -m annotator.index --model "$MODEL" --kb "$KB"
 }
 
-reader() {
-    local index
+checkpoint_of() {  # shipped | round | mix -> its folder
+    case "$1" in shipped) echo "$MODEL" ;; round) echo "$ROUND" ;; mix) echo "$MIX_ROUND" ;;
+        *) echo "unknown checkpoint $1: shipped, round or mix" >&2; exit 2 ;; esac
+}
+
+train_reader() {  # the shipped reader fine-tuned on the shipped retriever's candidates, into $1, with options $2...
+    local index out=$1
+    shift
     index=$(index_dir)
     [ -f "$index/manifest.json" ] || { echo "no index in $index: run the index stage first" >&2; exit 1; }
     # shellcheck disable=SC2086  # READER_EXTRA is a list of options
     timed "$PYTHON" -m annotator.train reader --train "$DATA/train.ttl" --dev "$DEV" --kb "$KB" \
         --dev-title-variants "$DATA/dev_title_variants.tsv" --retriever "$MODEL" --init-reader "$MODEL" \
-        --index-dir "$index" --out "$ROUND" --epochs "$READER_EPOCHS" --batch-size 16 --candidates 64 \
+        --index-dir "$index" --out "$out" --epochs "$READER_EPOCHS" --batch-size 16 --candidates 64 \
         --eval-kb-size 3000 --dev-docs 216 --eval-top-k 16 --max-entity-len 64 --lr "$READER_LR" \
-        --save-steps 1000 --seed "$READER_SEED" $READER_EXTRA
+        --save-steps 1000 --seed "$READER_SEED" "$@" $READER_EXTRA
+}
+
+reader() {
+    train_reader "$ROUND"
     cp "$ROUND/metrics.jsonl" "$OUT/reader_metrics.jsonl"
+}
+
+reader_mix() {
+    train_reader "$MIX_ROUND" --kb-passages "$MIX_PASSAGES" --title-only-dropout "$MIX_TITLE_ONLY"
+    cp "$MIX_ROUND/metrics.jsonl" "$OUT/reader_mix_metrics.jsonl"
 }
 
 evaluate() {  # the shipped checkpoint and the round's, on the same GPU
     local name dir
     for name in shipped round; do
-        dir=$MODEL; [ "$name" = round ] && dir=$ROUND
+        dir=$(checkpoint_of "$name")
         [ -d "$dir" ] || continue
         timed "$PYTHON" -m gerbil.run --in-process "$dir" --kb "$KB" --dataset "AIDA-A=$DEV" \
             --output "$OUT/gerbil_$name.json"
+    done
+}
+
+suite() {  # AIDA-A and the out-of-domain sets (gerbil.dev_suite) for each of SUITE_MODELS
+    local name dir data=$KIT/suite-data
+    mkdir -p "$data/aida"
+    ln -sfn "$(realpath "$DEV")" "$data/aida/dev.ttl"
+    ln -sfn "$(realpath "$DATA/ood-dev")" "$data/ood-dev"
+    for name in $SUITE_MODELS; do
+        dir=$(checkpoint_of "$name")
+        [ -d "$dir" ] || { echo "no $name checkpoint in $dir: skipped" >&2; continue; }
+        # shellcheck disable=SC2086  # SUITE_EXTRA is a list of options
+        timed "$PYTHON" -m gerbil.dev_suite --in-process "$dir" --kb "$KB" --data "$data" \
+            --output "$OUT/dev_suite_$name.json" ${SUITE_EXTRA:-}
     done
 }
 
@@ -96,16 +132,22 @@ compile() {  # the reader under torch.compile against eager, last: the GPU's lau
     profile --top 5 --compile reduce-overhead default | tee "$OUT/compile.txt"
 }
 
-fetch() {  # the round's checkpoint minus what the shipped one already has, in pieces under 16 MiB
-    tar -C "$ROUND" -cf - reader metrics.jsonl reader_training_config.json config.json |
-        split -b 15M -d -a 1 - "$OUT/reader.tar.part-"
-    (cd "$OUT" && sha256sum reader.tar.part-* > reader.tar.sha256)
+fetch() {  # each round's checkpoint minus what the shipped one already has, in pieces under 16 MiB
+    local round name dir
+    for round in round:reader mix:reader-mix; do  # checkpoint:archive
+        dir=$(checkpoint_of "${round%%:*}") name=${round#*:}
+        [ -d "$dir" ] || continue
+        tar -C "$dir" -cf - reader metrics.jsonl reader_training_config.json config.json |
+            split -b 15M -d -a 1 - "$OUT/$name.tar.part-"
+        (cd "$OUT" && sha256sum "$name".tar.part-* > "$name.tar.sha256")
+    done
 }
 
-[ $# -gt 0 ] || { echo "usage: $0 unpack|index|reader|evaluate|speed|fetch|compile ..." >&2; exit 2; }
+STAGES="unpack index reader reader-mix evaluate suite speed fetch compile"
+[ $# -gt 0 ] || { echo "usage: $0 STAGE ..., stages: $STAGES" >&2; exit 2; }
 for stage in "$@"; do
-    case "$stage" in
-        unpack|index|reader|evaluate|speed|fetch|compile) echo "[gpu_round] stage $stage" >&2; "$stage" ;;
-        *) echo "unknown stage: $stage" >&2; exit 2 ;;
+    case " $STAGES " in
+        *" $stage "*) echo "[gpu_round] stage $stage" >&2; "${stage//-/_}" ;;
+        *) echo "unknown stage: $stage (stages: $STAGES)" >&2; exit 2 ;;
     esac
 done

@@ -9,7 +9,8 @@ CHECKPOINT=${CHECKPOINT:-models/entqa-minilm}
 KB=${KB:-$SHARED/kb/entities.jsonl.gz}
 PART_MIB=${PART_MIB:-60}
 # The GPU image's Python (3.12) lacks these; versions as in requirements.txt's resolution here.
-WHEELS=${WHEELS:-"faiss-cpu==1.15.1 rdflib==7.6.0 flask==3.1.3 itsdangerous==2.2.0 blinker==1.9.0 gunicorn==27.0.1"}
+WHEELS=${WHEELS:-"faiss-cpu==1.15.1 rdflib==7.6.0 flask==3.1.3 itsdangerous==2.2.0 blinker==1.9.0 gunicorn==27.0.1
+    pyahocorasick==2.3.1"}
 
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
@@ -20,6 +21,8 @@ python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 -
     --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux_2_17_x86_64 \
     --platform manylinux2014_x86_64 --platform manylinux1_x86_64 -d "$stage/wheels" $WHEELS
 cp "$SHARED/aida/train.ttl" "$SHARED/aida/dev.ttl" "$SHARED/aida/dev_title_variants.tsv" "$stage/data/"
+mkdir -p "$stage/data/ood-dev"  # the dev suite's out-of-domain sets (3 MB)
+cp "$SHARED"/ood-dev/*.ttl "$stage/data/ood-dev/"
 # Plain JSON lines: xz over the whole archive compresses them better than their gzip does.
 case "$KB" in
     *.gz) gzip -dc "$KB" > "$stage/data/entities.jsonl" ;;

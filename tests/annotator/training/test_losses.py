@@ -59,3 +59,11 @@ def test_reader_loss_targets_cls_for_non_gold_and_ignores_positions_outside_the_
                         is_gold=torch.tensor([[True, False]]), span_pair=torch.tensor([0, 1]),
                         span_start=torch.tensor([2, 0]), span_end=torch.tensor([3, 0]))
     assert torch.allclose(loss, again)
+
+
+def test_excluded_columns_are_nobody_s_negatives_but_stay_their_golds():
+    gold_mask = torch.tensor([[1, 0, 0, 0], [0, 1, 0, 0]], dtype=torch.bool)
+    excluded = torch.tensor([[0, 0, 1, 0], [1, 0, 0, 0]], dtype=torch.bool)
+    pair_passage, pair_entity = gold_mask.nonzero(as_tuple=True)
+    allowed = nce_allowed(gold_mask, pair_passage, pair_entity, excluded)
+    assert allowed.tolist() == [[True, True, False, True], [False, True, True, True]]
