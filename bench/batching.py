@@ -1,6 +1,6 @@
 """Bench: batching across requests in the service, on against off, through real gunicorn servers on loopback.
 
-One server per mode (the project's gunicorn.conf.py, demo KB, confidences written), all started at once: `off`
+One server per mode (the project's gunicorn.conf.py, embedded KB, confidences written), all started at once: `off`
 (ENTQA_BATCH_DOCUMENTS=1) and, for each `--wait-ms`, batches of up to `--batch-documents`. Each text is sent to
 every server once first (warm-up; the `off` answers are the reference). Then for 1, 4 and 8 concurrent clients
 (`--clients`), each sending `--docs` short made-up news texts one after another, the modes take turns (round 1: off,
@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -31,8 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.e2e_http import REPOSITORY, SERVER_LOG_TAIL, free_port, wait_for_health
-from bench.load_fault import DEMO_KB, HEADERS, REQUEST_TIMEOUT_S, SHORT_TEXTS, nif_request
+from bench.gunicorn_process import gunicorn_serving
+from bench.load_fault import EMBEDDED_KB, HEADERS, REQUEST_TIMEOUT_S, SHORT_TEXTS, nif_request
 from nif import parse_document
 
 # Made up, news-like (no dataset text): the load bench's eight and four more.
@@ -105,26 +103,10 @@ def client_load(url: str, clients: int, docs: int, tally: Tally) -> None:
 
 @contextmanager
 def serving(mode: Mode, scratch: Path, startup_timeout_s: float) -> Iterator[str]:
-    """The base URL of a gunicorn server in `mode` on the demo KB, until the block ends."""
-    port = free_port()
-    env = {**os.environ, "ENTQA_KB_PATH": str(DEMO_KB), "ENTQA_WITH_CONFIDENCE": "true", **mode.env()}
-    command = [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "--bind", f"127.0.0.1:{port}", "wsgi:app"]
-    log_path = scratch / f"{mode.name}.log"
-    with log_path.open("wb") as log:
-        server = subprocess.Popen(command, cwd=REPOSITORY, env=env, stdout=log, stderr=subprocess.STDOUT)
-        try:
-            wait_for_health(f"http://127.0.0.1:{port}/health", server, startup_timeout_s)
-            yield f"http://127.0.0.1:{port}"
-        except (RuntimeError, TimeoutError):
-            print(log_path.read_text(encoding="utf-8", errors="replace")[-SERVER_LOG_TAIL:], file=sys.stderr)
-            raise
-        finally:
-            server.terminate()
-            try:
-                server.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
+    """The base URL of a gunicorn server in `mode` on the embedded KB, until the block ends."""
+    env = {"ENTQA_KB_PATH": str(EMBEDDED_KB), "ENTQA_WITH_CONFIDENCE": "true", **mode.env()}
+    with gunicorn_serving(env=env, log_path=scratch / f"{mode.name}.log", startup_timeout_s=startup_timeout_s) as server:
+        yield server.url
 
 
 def differences(reference: dict[str, dict[Link, float]], answers: Sequence[tuple[str, dict[Link, float]]]) -> str:
@@ -147,7 +129,7 @@ def run(*, modes: Sequence[Mode], clients: Sequence[int], docs: int, rounds: int
         started = time.monotonic()
         urls = {mode: servers.enter_context(serving(mode, Path(scratch), startup_timeout_s)) for mode in modes}
         print(f"servers: {', '.join(f'{m.name} (ENTQA_BATCH_DOCUMENTS={m.documents}, ENTQA_BATCH_WAIT_MS={m.wait_ms:g})' for m in modes)}; "
-              f"demo KB; up in {time.monotonic() - started:.1f} s; load average {os.getloadavg()[0]:.1f}")
+              f"embedded KB; up in {time.monotonic() - started:.1f} s; load average {os.getloadavg()[0]:.1f}")
         reference = {text: linked(post(urls[modes[0]], text)) for text in TEXTS}
         for mode in modes[1:]:
             for text in TEXTS:

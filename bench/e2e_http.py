@@ -25,14 +25,9 @@ import argparse
 import copy
 import dataclasses
 import json
-import os
 import platform
-import socket
-import subprocess
-import sys
 import tempfile
 import time
-import urllib.request
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -41,39 +36,13 @@ import numpy as np
 import torch
 
 from annotator.pipeline import Linker
+from bench.gunicorn_process import REPOSITORY, gunicorn_serving, wait_for_health
 from bench.naive_reader import NaiveLinker
 from gerbil.client import Annotator, Answer, HttpAnnotator, InProcessAnnotator, Task
 from gerbil.datasets import Dataset, load_dataset
 from gerbil.experiment import evaluate
 
-REPOSITORY = Path(__file__).resolve().parents[1]
 SHARED = REPOSITORY.parent / "shared" / "data"
-SERVER_LOG_TAIL = 4000  # characters of a failed server's log worth showing
-
-
-def free_port() -> int:
-    """A loopback port nobody listens on now (the OS picks it)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def wait_for_health(url: str, process: subprocess.Popen[bytes], deadline_s: float) -> dict[str, Any]:
-    """Polls /health until it answers 200; raises when the server exits or the deadline passes.
-
-    gunicorn binds the port before its worker has loaded the model, so an early request waits in the
-    listen queue and is answered the moment the worker is ready: the cold start is measured exactly.
-    """
-    deadline = time.monotonic() + deadline_s
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"server exited with status {process.returncode} before answering /health")
-        try:
-            with urllib.request.urlopen(url, timeout=min(5.0, max(0.1, deadline - time.monotonic()))) as response:
-                return dict(json.loads(response.read()))
-        except (OSError, ValueError):
-            time.sleep(0.1)  # not bound yet, or still loading: try again
-    raise TimeoutError(f"no /health answer within {deadline_s:.0f} s")
 
 
 def serve_and_annotate(dataset: Dataset, *, env: Mapping[str, str], startup_timeout_s: float,
@@ -83,27 +52,11 @@ def serve_and_annotate(dataset: Dataset, *, env: Mapping[str, str], startup_time
     Returns:
         Cold-start seconds, the /health answer and one answer per document.
     """
-    port = free_port()
-    command = [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "--bind", f"127.0.0.1:{port}", "wsgi:app"]
-    with log_path.open("wb") as log:
-        started = time.perf_counter()
-        server = subprocess.Popen(command, cwd=REPOSITORY, env={**os.environ, **env}, stdout=log,
-                                  stderr=subprocess.STDOUT)
-        try:
-            health = wait_for_health(f"http://127.0.0.1:{port}/health", server, startup_timeout_s)
-            cold_start_s = time.perf_counter() - started
-            annotator = HttpAnnotator(f"http://127.0.0.1:{port}/gerbil")
-            answers = annotate_all(dataset, annotator)
-        except (RuntimeError, TimeoutError):
-            print(log_path.read_text(encoding="utf-8", errors="replace")[-SERVER_LOG_TAIL:], file=sys.stderr)
-            raise
-        finally:
-            server.terminate()  # SIGTERM: gunicorn stops its worker gracefully
-            try:
-                server.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
+    started = time.perf_counter()
+    with gunicorn_serving(env=env, log_path=log_path, startup_timeout_s=startup_timeout_s) as server:
+        cold_start_s = time.perf_counter() - started
+        health = wait_for_health(f"{server.url}/health", server.process, startup_timeout_s)
+        answers = annotate_all(dataset, HttpAnnotator(f"{server.url}/gerbil"))
     return cold_start_s, health, answers
 
 

@@ -1,6 +1,6 @@
 """Bench: the service under load and faults, through a real gunicorn (the project's gunicorn.conf.py) on loopback.
 
-One server on the demo KB, then phases 1-3 twice (the second round shows whether memory keeps growing) and phase 4,
+One server on the embedded KB, then phases 1-3 twice (the second round shows whether memory keeps growing) and phase 4,
 each bounded in requests and time:
 
 1. load: `--clients` concurrent clients each send `--docs` short A2KB documents, one after another, while a
@@ -27,8 +27,6 @@ import os
 import re
 import signal
 import socket
-import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -42,9 +40,9 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.e2e_http import REPOSITORY, SERVER_LOG_TAIL, free_port, wait_for_health
+from bench.gunicorn_process import REPOSITORY, gunicorn_serving, read_until_closed
 
-DEMO_KB = REPOSITORY / "models" / "entqa-minilm" / "kb" / "entities.jsonl.gz"
+EMBEDDED_KB = REPOSITORY / "models" / "entqa-minilm" / "kb" / "entities.jsonl.gz"
 HEADERS = {"Content-Type": "application/x-turtle;charset=UTF-8", "Accept": "application/x-turtle"}
 HEALTH_EVERY_S = 0.25
 REQUEST_TIMEOUT_S = 300
@@ -166,13 +164,7 @@ def probing(action: Callable[[], None], every_s: float) -> Iterator[None]:
 
 def read_answer(connection: socket.socket) -> str:
     """The status line of what the server answers on `connection` (until it closes or times out)."""
-    answer = b""
-    try:
-        while chunk := connection.recv(65536):
-            answer += chunk
-    except TimeoutError:
-        pass
-    return answer.split(b"\r\n", 1)[0].decode(errors="replace") or "(nothing)"
+    return read_until_closed(connection).split(b"\r\n", 1)[0].decode(errors="replace") or "(nothing)"
 
 
 def load_phase(url: str, clients: int, docs: int, errors: list[str]) -> None:
@@ -249,38 +241,23 @@ def kill_phase(url: str, master_pid: int, startup_timeout_s: float, errors: list
 def run(*, clients: int, docs: int, stalled: int, disconnects: int, body_timeout_s: float,
         startup_timeout_s: float) -> int:
     """Runs the phases against a fresh server; returns the number of errors."""
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    env = {**os.environ, "ENTQA_KB_PATH": str(DEMO_KB), "ENTQA_BODY_TIMEOUT": f"{body_timeout_s:g}"}
-    command = [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "--bind", f"127.0.0.1:{port}", "wsgi:app"]
+    env = {"ENTQA_KB_PATH": str(EMBEDDED_KB), "ENTQA_BODY_TIMEOUT": f"{body_timeout_s:g}"}
     errors: list[str] = []
     with tempfile.TemporaryDirectory() as scratch:
         log_path = Path(scratch) / "gunicorn.log"
-        with log_path.open("wb") as log:
-            started = time.monotonic()
-            server = subprocess.Popen(command, cwd=REPOSITORY, env=env, stdout=log, stderr=subprocess.STDOUT)
-            try:
-                wait_for_health(f"{url}/health", server, startup_timeout_s)
-                [worker] = worker_pids(server.pid)
-                print(f"server: {' '.join(command[2:])} (ENTQA_BODY_TIMEOUT={body_timeout_s:g}, demo KB); "
-                      f"up in {time.monotonic() - started:.1f} s; worker {worker} RSS {rss_mib(worker):.0f} MiB")
-                for repeat in (1, 2):  # the second round shows whether memory keeps growing
-                    load_phase(url, clients, docs, errors)
-                    stall_phase(url, port, stalled, body_timeout_s, errors)
-                    disconnect_phase(url, port, disconnects, errors)
-                    print(f"memory: worker RSS after round {repeat} (load, stall, disconnects) "
-                          f"{rss_mib(worker):.0f} MiB")
-                kill_phase(url, server.pid, startup_timeout_s, errors)
-            except (RuntimeError, TimeoutError, ValueError):
-                print(log_path.read_text(encoding="utf-8", errors="replace")[-SERVER_LOG_TAIL:], file=sys.stderr)
-                raise
-            finally:
-                server.terminate()
-                try:
-                    server.wait(timeout=60)
-                except subprocess.TimeoutExpired:
-                    server.kill()
-                    server.wait()
+        started = time.monotonic()
+        with gunicorn_serving(env=env, log_path=log_path, startup_timeout_s=startup_timeout_s) as server:
+            url, port = server.url, server.port
+            [worker] = worker_pids(server.process.pid)
+            print(f"server: gunicorn -c gunicorn.conf.py --bind 127.0.0.1:{port} wsgi:app "
+                  f"(ENTQA_BODY_TIMEOUT={body_timeout_s:g}, embedded KB); "
+                  f"up in {time.monotonic() - started:.1f} s; worker {worker} RSS {rss_mib(worker):.0f} MiB")
+            for repeat in (1, 2):  # the second round shows whether memory keeps growing
+                load_phase(url, clients, docs, errors)
+                stall_phase(url, port, stalled, body_timeout_s, errors)
+                disconnect_phase(url, port, disconnects, errors)
+                print(f"memory: worker RSS after round {repeat} (load, stall, disconnects) {rss_mib(worker):.0f} MiB")
+            kill_phase(url, server.process.pid, startup_timeout_s, errors)
         dropped = len(re.findall(r'"POST /gerbil HTTP/1.1" 503 ', log_path.read_text(errors="replace")))
     print(f"server log: {dropped} documents answered 503 (dropped for a client that went away)")
     print(f"errors: {len(errors)}" + "".join(f"\n  {error}" for error in errors))

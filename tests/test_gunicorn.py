@@ -13,12 +13,12 @@ import pytest
 from nif import parse_document
 from tests.support.dictionary_linker import DictionaryLinker
 from tests.support.gerbil_requests import HEADERS, TRICKY_TEXT, gerbil_request, span_of
-from tests.support.gunicorn_server import REPO, gunicorn_serving
+from bench.gunicorn_process import REPOSITORY as REPO, gunicorn_serving
 
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
-    with gunicorn_serving("tests.support.wsgi_test_app:app") as (url, _):
+    with gunicorn_serving("tests.support.wsgi_test_app:app") as (url, _, _):
         yield url
 
 

@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from tests.support.gerbil_requests import HEADERS, gerbil_request, span_of
-from tests.support.gunicorn_server import gunicorn_serving, raw_exchange
+from bench.gunicorn_process import Server, gunicorn_serving, raw_exchange
 
 pytestmark = pytest.mark.slow
 
@@ -22,15 +22,15 @@ LINK_S = 1.5  # SlowLinker's time per document
 
 
 @pytest.fixture(scope="module")
-def dictionary_server() -> Iterator[tuple[str, int]]:
-    with gunicorn_serving("tests.support.wsgi_test_app:app", {"ENTQA_MAX_CONTENT_LENGTH": str(LIMIT),
+def dictionary_server() -> Iterator[Server]:
+    with gunicorn_serving("tests.support.wsgi_test_app:app", env={"ENTQA_MAX_CONTENT_LENGTH": str(LIMIT),
                                                                "ENTQA_BODY_TIMEOUT": str(BODY_TIMEOUT_S)}) as server:
         yield server
 
 
 @pytest.fixture(scope="module")
-def slow_server() -> Iterator[tuple[str, int]]:
-    with gunicorn_serving("tests.support.wsgi_slow_app:app", {"SLOW_LINKER_SECONDS": str(LINK_S)}) as server:
+def slow_server() -> Iterator[Server]:
+    with gunicorn_serving("tests.support.wsgi_slow_app:app", env={"SLOW_LINKER_SECONDS": str(LINK_S)}) as server:
         yield server
 
 
@@ -66,21 +66,21 @@ def _d2kb_body_of_size(size: int) -> bytes:
     return b"#" + b"x" * (size - len(body) - 2) + b"\n" + body
 
 
-def test_a_malformed_chunk_size_is_a_400(dictionary_server: tuple[str, int]) -> None:
-    answer = raw_exchange(dictionary_server[1], _chunked(gerbil_request("Paris"), size_line=b"zz"))
+def test_a_malformed_chunk_size_is_a_400(dictionary_server: Server) -> None:
+    answer = raw_exchange(dictionary_server.port, _chunked(gerbil_request("Paris"), size_line=b"zz"))
     assert _status(answer) == 400 and b"unreadable request body: Invalid chunk size" in answer
 
 
-def test_a_chunked_body_over_the_limit_is_a_413_and_one_at_it_is_linked(dictionary_server: tuple[str, int]) -> None:
-    port = dictionary_server[1]
+def test_a_chunked_body_over_the_limit_is_a_413_and_one_at_it_is_linked(dictionary_server: Server) -> None:
+    port = dictionary_server.port
     answer = raw_exchange(port, _chunked(_d2kb_body_of_size(LIMIT + 1)))
     assert _status(answer) == 413 and f"over the limit of {LIMIT} bytes".encode() in answer
     answer = raw_exchange(port, _chunked(_d2kb_body_of_size(LIMIT)))
     assert _status(answer) == 200 and b"http://dbpedia.org/resource/Paris" in answer
 
 
-def test_two_stalled_bodies_stall_nothing_and_get_a_408(dictionary_server: tuple[str, int]) -> None:
-    url, port = dictionary_server
+def test_two_stalled_bodies_stall_nothing_and_get_a_408(dictionary_server: Server) -> None:
+    url, port, _ = dictionary_server
     body = gerbil_request("Paris")
     head = (f"POST /gerbil HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-turtle\r\n"
             f"Content-Length: {len(body)}\r\n\r\n").encode()
@@ -106,8 +106,8 @@ def test_two_stalled_bodies_stall_nothing_and_get_a_408(dictionary_server: tuple
             connection.close()
 
 
-def test_health_is_answered_while_documents_queue(slow_server: tuple[str, int]) -> None:
-    url, _ = slow_server
+def test_health_is_answered_while_documents_queue(slow_server: Server) -> None:
+    url, _, _ = slow_server
     with ThreadPoolExecutor(4) as clients:
         answers = [clients.submit(_post, url, gerbil_request(f"Paris {i}")) for i in range(4)]
         time.sleep(0.3)
@@ -115,8 +115,8 @@ def test_health_is_answered_while_documents_queue(slow_server: tuple[str, int]) 
         assert [answer.result()[0] for answer in answers] == [200] * 4
 
 
-def test_documents_of_clients_that_went_away_are_dropped(slow_server: tuple[str, int]) -> None:
-    url, port = slow_server
+def test_documents_of_clients_that_went_away_are_dropped(slow_server: Server) -> None:
+    url, port, _ = slow_server
     body = gerbil_request("Paris")
     head = (f"POST /gerbil HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-turtle\r\n"
             f"Content-Length: {len(body)}\r\n\r\n").encode()
@@ -131,8 +131,8 @@ def test_documents_of_clients_that_went_away_are_dropped(slow_server: tuple[str,
 
 
 def test_a_document_past_the_deadline_is_a_503_with_its_reason() -> None:
-    with gunicorn_serving("tests.support.wsgi_slow_app:app", {"SLOW_LINKER_SECONDS": "30",
-                                                              "ENTQA_DOCUMENT_TIMEOUT": "1"}) as (url, _):
+    with gunicorn_serving("tests.support.wsgi_slow_app:app", env={"SLOW_LINKER_SECONDS": "30",
+                                                              "ENTQA_DOCUMENT_TIMEOUT": "1"}) as (url, _, _):
         started = time.monotonic()
         status, answer = _post(url, gerbil_request("Paris"))
         assert (status, answer) == (503, b"document dropped: took longer than the limit of 1 s\n")

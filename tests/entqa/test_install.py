@@ -4,18 +4,16 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
-import time
 import urllib.request
 from pathlib import Path
 
 import pytest
 
+from bench.gunicorn_process import free_port, stop, wait_for_health
 from tests.entqa.test_cli import LINKED, REPO, TEXT
 
 pytestmark = pytest.mark.slow
@@ -75,34 +73,18 @@ def test_entqa_link_from_another_folder(venv: Path, elsewhere: Path) -> None:
 
 
 def test_entqa_serve_from_another_folder(venv: Path, elsewhere: Path) -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     server = subprocess.Popen([venv / "bin" / "entqa", "serve", "--bind", f"127.0.0.1:{port}"], cwd=elsewhere,
                               env=_environment(elsewhere / "cache"), stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + STARTUP_TIMEOUT_S
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=10) as response:
-                    health = json.load(response)
-                break
-            except OSError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"entqa serve did not come up (exit status {server.poll()})")
-                time.sleep(0.5)
+        health = wait_for_health(f"http://127.0.0.1:{port}/health", server, STARTUP_TIMEOUT_S)
         # The web page's template and script are package data: the installed app serves them.
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=10) as response:
             page = response.read().decode("utf-8")
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/static/link.js", timeout=10) as response:
             script = response.read().decode("utf-8")
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        stop(server)
     assert isinstance(health["entities"], int) and Path(health["model"]).is_relative_to(venv.resolve())
     assert "<title>EntQA entity linker</title>" in page and "api/link" in script
