@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from annotator.checkpoint import load_checkpoint_tokenizer, load_config, load_retriever
+from annotator.entity_index import INDEX_FACTORIES, EntityIndex
 from annotator.pipeline import cached_index_dir, inference_device, kb_encoder, retriever_identity
-from annotator.retrieval import INDEX_FACTORIES, EntityIndex
 from annotator.tokenization import InputBuilder
 
 

@@ -25,9 +25,9 @@ import ahocorasick
 import numpy as np
 
 from annotator.data_types import Entity
+from annotator.entity_index import MANIFEST, write_compact_vectors
 from annotator.errors import ConfigError
 from annotator.kb import kb_fingerprint, read_kb
-from annotator.retrieval import MANIFEST, write_compact_vectors
 
 _QUALIFIER = re.compile(r" \([^()]*\)$")
 # How articles on companies and clubs are titled but seldom named in running text.

@@ -20,6 +20,7 @@ from annotator.decoding import decode_passage, given_span_scores
 from annotator.descriptions import EntityDescriptions
 from annotator.document_candidates import document_candidates
 from annotator.encoders import cache_dir
+from annotator.entity_index import EntityEncoder, EntityIndex, identity_key, index_identity, weights_identity
 from annotator.errors import ModelLoadError
 from annotator.linking import Span, check_spans
 from annotator.mention_table import MentionTable, NameCandidates, with_name_candidates
@@ -27,7 +28,6 @@ from annotator.merging import LinkedSpan, merge, outside, to_character_spans
 from annotator.onnx_int8 import OnnxInt8EntityEncoder, OnnxInt8Reader
 from annotator.quantization import cpu_precision
 from annotator.reader import Reader, span_positions_only
-from annotator.retrieval import EntityEncoder, EntityIndex, identity_key, index_identity, weights_identity
 from annotator.retriever import DualEncoder
 from annotator.short_names import open_name_runs, short_name_links
 from annotator.tokenization import Batch, DocumentTokens, InputBuilder, Passage
@@ -92,18 +92,22 @@ def kb_encoder(retriever: DualEncoder, builder: InputBuilder, config: LinkerConf
     return _in_cpu_precision(retriever, retriever.device, config, lambda: OnnxInt8EntityEncoder(retriever, builder))
 
 
+# A model on the CPU in each precision `cpu_precision` resolves to, given the model and its int8 export's maker.
+# bf16 is a copy, like the int8 export, so that the model stays as it is (the linker's passage tower, which may
+# share the word embeddings with the entity tower, stays fp32).
+_ON_CPU: dict[str, Callable[[Any, Callable[[], Any]], Any]] = {
+    "int8": lambda model, int8: int8(),
+    "bf16": lambda model, int8: copy.deepcopy(model).to(torch.bfloat16),
+    "fp32": lambda model, int8: model,
+}
+
+
 def _in_cpu_precision(model: ModelT, device: torch.device, config: LinkerConfig,
                       int8: Callable[[], Int8T]) -> ModelT | Int8T:
-    """`model` off the CPU; on it, `int8()` or a bf16 copy as `config.cpu_precision` resolves, else `model`.
-
-    bf16 is a copy, like the int8 export, so that the model stays as it is (the linker's passage tower, which may
-    share the word embeddings with the entity tower, stays fp32)."""
+    """`model` off the CPU; on it, `model` in `config.cpu_precision` as it resolves (see `_ON_CPU`)."""
     if device.type != "cpu":
         return model
-    precision = cpu_precision(config.cpu_precision)
-    if precision == "int8":
-        return int8()
-    return copy.deepcopy(model).to(torch.bfloat16) if precision == "bf16" else model
+    return _ON_CPU[cpu_precision(config.cpu_precision)](model, int8)
 
 
 class Linker:

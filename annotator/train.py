@@ -22,8 +22,8 @@ from annotator.checkpoint import (has_module, keep_mention_table, load_checkpoin
                                   load_retriever, new_reader, new_retriever)
 from annotator.config import LinkerConfig
 from annotator.encoders import MINILM, load_tokenizer, resolve_encoder
+from annotator.entity_index import EntityIndex, index_identity
 from annotator.pipeline import cached_index_dir, retriever_identity
-from annotator.retrieval import EntityIndex, index_identity
 from annotator.retriever import DualEncoder
 from annotator.tokenization import InputBuilder
 from annotator.training.data import (TitleLookup, build_documents, load_kb, read_nif_corpus,

@@ -4,8 +4,8 @@ from __future__ import annotations
 import json
 
 from annotator import DEFAULT_MODEL_DIR
+from annotator.entity_index import MANIFEST
 from annotator.kb import kb_fingerprint, read_kb
-from annotator.retrieval import MANIFEST
 
 KB = DEFAULT_MODEL_DIR / "kb" / "entities.jsonl.gz"
 INDEX = DEFAULT_MODEL_DIR / "index"

@@ -1,11 +1,11 @@
-"""Tests for annotator.exact_search: both backends return faiss's flat search's top k."""
+"""Tests for the torch exact searches of annotator.entity_index.search: both return faiss's flat search's top k."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 import torch
 
-from annotator.exact_search import Bf16ExactIndex, TorchExactIndex
+from annotator.entity_index.search import Bf16ExactIndex, TorchExactIndex
 from tests.support.brute_force import brute_force
 
 

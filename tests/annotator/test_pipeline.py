@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
-import annotator.retrieval
+import annotator.entity_index.build
 from annotator.cancellation import Cancellation, LinkingCancelled, cancellable
 from annotator.data_types import Mention
 from annotator.linking import EntityLinker
@@ -136,7 +136,7 @@ def test_cached_index_is_reused_and_env_overrides_config(tiny_checkpoint: Path, 
     def no_encoding(*args: object, **kwargs: object) -> None:
         raise AssertionError("index rebuilt")
 
-    monkeypatch.setattr(annotator.retrieval, "_encode", no_encoding)
+    monkeypatch.setattr(annotator.entity_index.build, "_encode", no_encoding)
     monkeypatch.setenv("ENTQA_TOP_K", "2")
     linker = Linker.from_pretrained(tiny_checkpoint, kb_path=tiny_kb, device="cpu")
     assert linker.config.top_k == 2 and linker.index.directory == tiny_linker.index.directory
@@ -166,7 +166,7 @@ def test_a_relative_path_to_the_demo_kb_serves_the_shipped_index(tiny_checkpoint
     def no_encoding(*args: object, **kwargs: object) -> None:
         raise AssertionError("index rebuilt")
 
-    monkeypatch.setattr(annotator.retrieval, "_encode", no_encoding)
+    monkeypatch.setattr(annotator.entity_index.build, "_encode", no_encoding)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("ENTQA_KB_PATH", "models/tiny/kb/entities.jsonl.gz")
     assert Linker.from_pretrained(model_dir, device="cpu").index.directory == shipped

@@ -1,4 +1,4 @@
-"""Tests for annotator.retrieval: build → save → load, exact top-K, resumable builds, identity checks."""
+"""Tests for annotator.entity_index: build → save → load, exact top-K, resumable builds, identity checks."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -9,12 +9,13 @@ import pytest
 import torch
 from transformers import PreTrainedTokenizerBase
 
-import annotator.retrieval
+import annotator.entity_index.build
+import annotator.entity_index.search
 from annotator.checkpoint import load_config, load_retriever
+from annotator.entity_index import EntityIndex, index_identity, new_faiss_index
+from annotator.entity_index.search import Bf16ExactIndex
 from annotator.errors import ConfigError, ModelLoadError
-from annotator.exact_search import Bf16ExactIndex
 from annotator.kb import read_kb
-from annotator.retrieval import EntityIndex, index_identity, new_faiss_index
 from annotator.retriever import DualEncoder
 from annotator.tokenization import InputBuilder
 from tests.support.brute_force import brute_force
@@ -40,7 +41,7 @@ def test_saved_index_loads_and_matches_brute_force(tmp_path: Path, tiny_kb: Path
                                                     builder: InputBuilder, bf16: bool,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     build(tmp_path, tiny_kb, retriever, builder, batch_size=5)
-    monkeypatch.setattr(annotator.retrieval, "multiplies_bf16", lambda: bf16)
+    monkeypatch.setattr(annotator.entity_index.search, "multiplies_bf16", lambda: bf16)
     index = EntityIndex.load(tmp_path, use_gpu=False)
     assert isinstance(index.index, Bf16ExactIndex) == bf16
     assert index.titles == [e.title for e in read_kb(tiny_kb)]
@@ -56,7 +57,7 @@ def test_saved_index_loads_and_matches_brute_force(tmp_path: Path, tiny_kb: Path
 def test_vectors_and_ids_are_the_entity_tower_of_the_stored_inputs(tmp_path: Path, tiny_kb: Path,
                                                                    retriever: DualEncoder, builder: InputBuilder,
                                                                    chunk: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(annotator.retrieval, "_TOKENIZE_CHUNK", chunk)
+    monkeypatch.setattr(annotator.entity_index.build, "_TOKENIZE_CHUNK", chunk)
     index = build(tmp_path, tiny_kb, retriever, builder, batch_size=4)
     assert index.titles == [e.title for e in read_kb(tiny_kb)]
     entities = list(read_kb(tiny_kb))
@@ -127,7 +128,7 @@ def test_interrupted_build_resumes_without_re_encoding(tmp_path: Path, tiny_kb: 
                                                        builder: InputBuilder,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     reference = build(tmp_path / "reference", tiny_kb, retriever, builder, batch_size=2)
-    monkeypatch.setattr(annotator.retrieval, "_SAVE_EVERY_BATCHES", 1)
+    monkeypatch.setattr(annotator.entity_index.build, "_SAVE_EVERY_BATCHES", 1)
     calls: list[int] = []
     original = DualEncoder.embed_entities
 

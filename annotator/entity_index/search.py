@@ -1,9 +1,94 @@
-"""Exact inner-product search with torch, where faiss's flat index is not the fastest: on a GPU without a faiss
-GPU build, and on a CPU that multiplies bf16 in hardware. Both answer faiss's `search` (and `ntotal`)."""
+"""Search backends over an index folder's vectors: faiss's index types (built by name), exact search with
+torch where faiss's flat index is not the fastest, and which of them serves a search, chosen by hardware from a
+table. Every backend answers faiss's `search` (and `ntotal`)."""
 from __future__ import annotations
 
+import logging
+import math
+from collections.abc import Callable
+from pathlib import Path
+
+import faiss
 import numpy as np
 import torch
+from tqdm.auto import tqdm
+
+from annotator.entity_index.folder import faiss_path
+from annotator.errors import ConfigError, ModelLoadError
+from annotator.quantization import multiplies_bf16
+
+logger = logging.getLogger(__name__)
+
+
+def prefer_blas() -> None:
+    """Make faiss's exact search one BLAS product for any number of queries.
+
+    Below its threshold faiss scans every vector once per query; a document's ~20 passages search 1M vectors
+    about 2.8x faster as one BLAS product (docs/decisions.md#blas-exact-search). The setting is process-wide,
+    so it is made where a faiss index is created or opened, not as a side effect of importing this module.
+    """
+    faiss.cvar.distance_compute_blas_threshold = 1
+
+
+def _flat(dim: int, rows: int) -> faiss.Index:
+    return faiss.IndexFlatIP(dim)
+
+
+# HNSW's search breadth, set at load (a search setting, not part of the built graph). On the 1M-entity KB
+# with AIDA-A passages, 256 kept 98.2 % of the exact top 100 but lost 3.5 points of gold R@100 (title-only
+# entities sit in dense regions); 1024 keeps 99.7 % and gold R@100 within 0.3 (docs/decisions.md#hnsw-ef-search).
+HNSW_EF_SEARCH = 1024
+
+
+def _hnsw(dim: int, rows: int) -> faiss.Index:
+    index = faiss.IndexHNSWFlat(dim, 32, faiss.METRIC_INNER_PRODUCT)
+    index.hnsw.efConstruction = 200
+    index.hnsw.efSearch = HNSW_EF_SEARCH
+    return index
+
+
+def _ivfpq(dim: int, rows: int) -> faiss.Index:
+    # Product codes alone lose ~40 points of R@100 against exact search, so an fp16 copy of the vectors
+    # re-scores the best k_factor × k codes. SQ8 re-scoring (half the size) reorders the near-ties around
+    # rank 100 and caps R@100 1.5 points below exact (docs/decisions.md#ivfpq-fp16-rescoring).
+    # The coarse quantizer stays flat: an HNSW over the centroids sends most vectors of near-orthogonal
+    # topic clusters to the wrong list (14 % right on the synthetic 6M stand-in), which capped R@100 at 73.
+    # faiss wants ~39 training points per list and 2**bits per PQ code book.
+    lists = max(1, min(int(4 * math.sqrt(rows)), rows // 39))
+    sub_quantizers = next(m for m in range(max(dim // 8, 1), 0, -1) if dim % m == 0)
+    bits = max(1, min(8, int(math.log2(max(rows, 2)))))
+    index = faiss.index_factory(dim, f"IVF{lists},PQ{sub_quantizers}x{bits},Refine(SQfp16)",
+                                faiss.METRIC_INNER_PRODUCT)
+    faiss.extract_index_ivf(index).nprobe = min(lists, 64)
+    index.k_factor = 8
+    return index
+
+
+INDEX_FACTORIES: dict[str, Callable[[int, int], faiss.Index]] = {"flat": _flat, "hnsw": _hnsw, "ivfpq": _ivfpq}
+
+
+def new_faiss_index(index_type: str, dim: int, rows: int) -> faiss.Index:
+    """An empty faiss inner-product index of the named type for `rows` vectors of size `dim`.
+
+    Raises:
+        ConfigError: the name is not in `INDEX_FACTORIES`.
+    """
+    check_index_type(index_type)
+    prefer_blas()
+    return INDEX_FACTORIES[index_type](dim, rows)
+
+
+def check_index_type(index_type: str) -> None:
+    """Raises ConfigError, listing the valid names, when `index_type` is not in `INDEX_FACTORIES`."""
+    if index_type not in INDEX_FACTORIES:
+        raise ConfigError(f"unknown index type {index_type!r}; valid types: {sorted(INDEX_FACTORIES)}")
+
+
+def add_all(index: faiss.Index, embeddings: np.ndarray, *, progress: str | None = None) -> None:
+    """Add (rows, dim) vectors to a faiss index 100k rows at a time (a memmap is read a slice at a time)."""
+    starts = range(0, len(embeddings), 100_000)
+    for start in tqdm(starts, desc=progress, unit="100k", disable=progress is None):
+        index.add(np.asarray(embeddings[start:start + 100_000], dtype=np.float32))
 
 
 class TorchExactIndex:
@@ -113,3 +198,63 @@ class Bf16ExactIndex:
             keep = best_scores.topk(min(k, best_scores.shape[1]), dim=1).indices
             best_scores, best_rows = best_scores.gather(1, keep), best_rows.gather(1, keep)
         return best_scores.numpy(), best_rows.numpy()
+
+
+SearchIndex = faiss.Index | TorchExactIndex | Bf16ExactIndex
+
+
+def search_hardware(use_gpu: bool) -> str:
+    """The key of `EXACT_SEARCH` for this machine: "faiss-gpu" (a faiss GPU build), "cuda" (a GPU, faiss-cpu
+    only), "bf16-cpu" (a CPU that multiplies bf16 in hardware) or "cpu"."""
+    if use_gpu:
+        return "faiss-gpu" if hasattr(faiss, "StandardGpuResources") else "cuda"
+    return "bf16-cpu" if multiplies_bf16() else "cpu"
+
+
+def _exact_faiss(embeddings: np.ndarray) -> faiss.Index:
+    index = new_faiss_index("flat", embeddings.shape[1], len(embeddings))
+    add_all(index, embeddings)
+    return index
+
+
+# The exact ("flat") search per `search_hardware`: faiss's flat index, or torch where that is faster.
+EXACT_SEARCH: dict[str, Callable[[np.ndarray], SearchIndex]] = {
+    "faiss-gpu": _exact_faiss,  # moved to the GPUs by `on_hardware`
+    "cuda": lambda embeddings: TorchExactIndex(embeddings, torch.device("cuda")),
+    "bf16-cpu": Bf16ExactIndex,
+    "cpu": _exact_faiss,
+}
+
+
+def open_search_index(directory: Path, embeddings: np.ndarray, index_type: str, hardware: str) -> SearchIndex:
+    """The search index of `index_type` over a folder's vectors: exact ones are made from `embeddings` by
+    `EXACT_SEARCH[hardware]`, approximate ones are read from the folder.
+
+    Raises:
+        ConfigError: `index_type` is not in `INDEX_FACTORIES`.
+        ModelLoadError: the folder lacks the faiss index of `index_type`.
+    """
+    check_index_type(index_type)  # an unknown name is a ConfigError, not a missing file
+    prefer_blas()
+    if index_type == "flat":
+        return EXACT_SEARCH[hardware](embeddings)
+    if not faiss_path(directory, index_type).is_file():
+        raise ModelLoadError(f"{directory} holds no {index_type} index; add it with python -m annotator.index "
+                             f"--model DIR --kb PATH --out {directory} --index-type {index_type}")
+    index = faiss.read_index(str(faiss_path(directory, index_type)))
+    if isinstance(index, faiss.IndexHNSW):
+        index.hnsw.efSearch = HNSW_EF_SEARCH
+    return index
+
+
+def on_hardware(index: SearchIndex, hardware: str) -> SearchIndex:
+    """A faiss index copied to every GPU where faiss has a GPU build; any other index as it is."""
+    if hardware != "faiss-gpu":
+        return index
+    try:
+        options = faiss.GpuMultipleClonerOptions()
+        options.useFloat16 = True  # halves GPU memory; inner products keep ~3 significant digits
+        return faiss.index_cpu_to_all_gpus(index, co=options)
+    except (AttributeError, RuntimeError) as exc:
+        logger.warning("faiss index stays on the CPU (%s)", exc)
+        return index

@@ -1,0 +1,108 @@
+"""An entity index folder: its file layout, manifest and identity (what it was built from).
+
+Layout of an index folder::
+
+    manifest.json       what was indexed (KB fingerprint, checkpoint id, config) and how; `complete` when done
+    titles.txt          one title per row (row = position in the KB file); the .npy files are memory-mapped
+    qids.txt            one Wikidata id per row ("" when unknown)
+    entity_ids.npy      int32 (rows, max_entity_len): `[CLS] title [unused2] description [SEP]`, 0-padded
+    entity_lengths.npy  int32 (rows,): ids used per row
+    embeddings.npy      float16 (rows, dim): entity-tower vectors
+    embeddings-sq8.index  or instead the vectors as faiss 8-bit scalar codes (a shipped index: half the bytes),
+                        decoded to float16 at load
+    progress.json       rows encoded so far, in length order (only while building)
+    faiss-TYPE.index    an approximate search index ("hnsw", "ivfpq"), one per type built; an exact index is
+                        rebuilt from embeddings.npy at load. The vectors are shared, so a new type never re-encodes.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import faiss
+import numpy as np
+import torch
+
+from annotator.kb import kb_fingerprint
+
+MANIFEST = "manifest.json"
+PROGRESS = "progress.json"
+COMPACT_VECTORS = "embeddings-sq8.index"
+_FORMAT_VERSION = 1
+
+# Config fields that change the stored ids or vectors; an index built under other values is stale.
+INDEX_CONFIG_FIELDS = ("encoder", "max_entity_len", "pooling", "normalize")
+
+
+def index_identity(*, kb_path: str | Path | None, checkpoint_id: str, config: Mapping[str, Any],
+                   limit: int | None = None) -> dict[str, Any]:
+    """What an index folder is built from (stored in its manifest, compared on load).
+
+    Without `kb_path` the KB keys are left out, so that a comparison checks the model side only.
+    """
+    identity = {"format": _FORMAT_VERSION, "checkpoint": checkpoint_id,
+                "config": {k: config[k] for k in INDEX_CONFIG_FIELDS}}
+    if kb_path is not None:
+        identity.update(kb_fingerprint=kb_fingerprint(kb_path), kb_limit=limit)
+    return identity
+
+
+def identity_key(identity: Mapping[str, Any]) -> str:
+    """A short folder name for an index identity."""
+    return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def weights_identity(module: torch.nn.Module) -> str:
+    """sha256 over a module's named fp16 weights: equal for equal weights, whatever file or model holds them."""
+    digest = hashlib.sha256()
+    for name, tensor in sorted(module.state_dict().items()):
+        digest.update(f"{name}:{tuple(tensor.shape)}".encode())
+        value = tensor.detach().cpu()
+        digest.update((value.half() if value.is_floating_point() else value).contiguous().numpy().tobytes())
+    return digest.hexdigest()
+
+
+def read_manifest(directory: Path) -> dict[str, Any]:
+    """The folder's manifest, or {} when it has none yet."""
+    path = directory / MANIFEST
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+
+def write_json(path: Path, value: Any) -> None:
+    """Write `value` as JSON then rename, so an interruption never leaves half a file behind."""
+    partial = path.with_suffix(".partial")
+    partial.write_text(json.dumps(value, indent=2) + "\n", encoding="utf-8")
+    partial.replace(path)
+
+
+def save_npy(path: Path, array: np.ndarray) -> None:
+    """Write `array` as a .npy file through a memory map."""
+    stored = np.lib.format.open_memmap(path, mode="w+", dtype=array.dtype, shape=array.shape)
+    stored[:] = array
+    stored.flush()
+
+
+def faiss_path(directory: Path, index_type: str) -> Path:
+    """Where the folder keeps its approximate search index of `index_type`."""
+    return directory / f"faiss-{index_type}.index"
+
+
+def write_compact_vectors(directory: str | Path, vectors: np.ndarray) -> None:
+    """Store (rows, dim) vectors in `directory` as 8-bit scalar codes (per-dimension range) instead of
+    embeddings.npy: a quarter of float32, half of float16, for an index that ships in the repository."""
+    vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+    codes = faiss.IndexScalarQuantizer(vectors.shape[1], faiss.ScalarQuantizer.QT_8bit, faiss.METRIC_INNER_PRODUCT)
+    codes.train(vectors)
+    codes.add(vectors)
+    faiss.write_index(codes, str(Path(directory) / COMPACT_VECTORS))
+
+
+def stored_vectors(directory: Path) -> np.ndarray:
+    """embeddings.npy memory-mapped, or the compact codes decoded to float16 (so every search path is the same)."""
+    if (directory / "embeddings.npy").is_file() or not (directory / COMPACT_VECTORS).is_file():
+        return np.load(directory / "embeddings.npy", mmap_mode="r")
+    codes = faiss.read_index(str(directory / COMPACT_VECTORS))
+    return codes.reconstruct_n(0, codes.ntotal).astype(np.float16)
