@@ -15,6 +15,8 @@ from tqdm import tqdm
 from annotator import DEFAULT_MODEL_DIR
 from annotator.data_types import Mention
 from annotator.errors import AnnotatorError, ConfigError
+from entqa import distributed
+from entqa.distributed import RayMissingError
 from entqa.documents import INPUT_FORMATS, STDIN, InputDocument, InputError, read_documents
 from entqa.formats import OUTPUT_FORMATS
 
@@ -47,9 +49,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.command_parser.error(f"unrecognized arguments: {' '.join(rest)}")
     try:
         return args.run(args)
-    except (InputError, AnnotatorError, ConfigError) as error:
+    except (InputError, AnnotatorError, ConfigError, RayMissingError) as error:
         print(f"{parser.prog} {args.command}: error: {error}", file=sys.stderr)
-        return 2 if isinstance(error, InputError) else 1
+        return 2 if isinstance(error, InputError | RayMissingError) else 1
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -66,13 +68,26 @@ def build_parser() -> argparse.ArgumentParser:
     link.add_argument("inputs", nargs="+", metavar="FILE", help=f"a text or .jsonl file, or {STDIN} for standard input")
     link.add_argument("--input-format", choices=INPUT_FORMATS, default="auto",
                       help="auto: .jsonl files are JSON lines, everything else plain text (default: auto)")
-    link.add_argument("--format", choices=sorted(OUTPUT_FORMATS), default="tsv",
+    link.add_argument("--format", choices=sorted({*OUTPUT_FORMATS, *distributed.OUTPUT_FORMATS}),
                       help="tsv: one mention a row; json/jsonl: per document {id, mentions}; nif: NIF 2.0 Turtle "
-                           "with scores as itsrdf:taConfidence (default: tsv)")
+                           "with scores as itsrdf:taConfidence (default: tsv); with --ray the part files' format, "
+                           "jsonl or parquet (default: jsonl)")
     link.add_argument("--batch-size", type=_positive_int, default=16,
-                      help="documents linked together, sharing retrieval and reader batches (default: 16)")
+                      help="documents linked together, sharing retrieval and reader batches; with --ray also the "
+                           "documents of one part file (default: 16)")
     link.add_argument("--device", help="cpu, cuda, cuda:1 (default: CUDA when present)")
     _add_model_arguments(link)
+    ray = link.add_argument_group(
+        "distributed (--ray)", "Link a corpus on a pool of Ray actors (pip install \".[ray]\"): FILEs are JSON lines "
+        "or .parquet files of {id, text, spans?} with unique ids; each finished block of --batch-size documents "
+        "becomes a part file of OUT_DIR with its rows and their mentions; a run started again links only the ids "
+        "no part file holds.")
+    ray.add_argument("--ray", action="store_true", help="link on Ray Data (a local Ray unless --address/$RAY_ADDRESS)")
+    ray.add_argument("--address", help="the Ray cluster to run on (default: $RAY_ADDRESS, else a Ray started here)")
+    ray.add_argument("--actors", type=_positive_int, default=2,
+                     help="linker actors, each with its own model copy and one GPU where the cluster has GPUs, "
+                          "else one CPU (default: 2)")
+    ray.add_argument("--output", type=Path, metavar="OUT_DIR", help="the folder of part files (required with --ray)")
     link.set_defaults(run=run_link, command_parser=link)
 
     serve = commands.add_parser(
@@ -120,12 +135,50 @@ def _positive_int(value: str) -> int:
 
 def run_link(args: argparse.Namespace) -> int:
     """`entqa link`: read every input first (a bad one fails before the model loads), link, print."""
+    if args.ray:
+        return run_distributed_link(args)
+    for option in ("address", "output"):
+        if getattr(args, option) is not None:
+            args.command_parser.error(f"--{option} needs --ray")
+    if args.format in set(distributed.OUTPUT_FORMATS) - set(OUTPUT_FORMATS):
+        args.command_parser.error(f"--format {args.format} needs --ray; without it: "
+                                  f"{', '.join(sorted(OUTPUT_FORMATS))}")
     documents = read_documents(args.inputs, args.input_format)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     linker = load_linker(args.model, kb_path=args.kb, index_dir=args.index_dir, device=args.device)
     mentions = link_documents(linker, documents, batch_size=args.batch_size)
-    sys.stdout.write(OUTPUT_FORMATS[args.format](documents, mentions))
+    sys.stdout.write(OUTPUT_FORMATS[args.format or "tsv"](documents, mentions))
     return 0
+
+
+def run_distributed_link(args: argparse.Namespace) -> int:
+    """`entqa link --ray`: the corpus linked by Ray actors into part files of --output (entqa.distributed)."""
+    output_format = args.format or "jsonl"
+    if output_format not in distributed.OUTPUT_FORMATS:
+        args.command_parser.error(f"with --ray, --format must be one of {', '.join(distributed.OUTPUT_FORMATS)}, "
+                                  f"got {output_format}")
+    if args.output is None:
+        args.command_parser.error("--ray needs --output OUT_DIR, the folder of part files")
+    if args.input_format == "text":
+        args.command_parser.error("with --ray the inputs are JSON lines or .parquet files (--input-format auto or "
+                                  "jsonl)")
+    distributed.import_ray()  # says how to install Ray before anything is read
+    documents = distributed.read_corpus(args.inputs)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    linked = distributed.link_corpus(
+        documents, args.output, model_dir=args.model, kb_path=args.kb or _env_path(KB_PATH_ENV),
+        index_dir=args.index_dir, device=args.device, address=args.address, actors=args.actors,
+        batch_size=args.batch_size, output_format=output_format)
+    print(f"{args.command_parser.prog}: linked {linked} of {len(documents)} documents into {args.output} "
+          f"({len(documents) - linked} were there already)", file=sys.stderr)
+    return 0
+
+
+def _env_path(name: str) -> Path | None:
+    # read here, so that link_corpus hands the actors an absolute path: a relative one would be read from each
+    # Ray worker's own folder
+    value = os.environ.get(name)
+    return Path(value) if value else None
 
 
 def load_linker(model_dir: Path, *, kb_path: Path | None, index_dir: Path | None, device: str | None) -> Linker:

@@ -68,13 +68,14 @@ def _jsonl_documents(text: str, name: str) -> list[InputDocument]:
     for number, line in enumerate(text.split("\n"), start=1):
         if line.strip():
             try:
-                documents.append(_document(json.loads(line)))
+                documents.append(parse_record(json.loads(line)))
             except (json.JSONDecodeError, InputError) as error:
                 raise InputError(f"{name}, line {number}: {error}") from error
     return documents
 
 
-def _document(value: Any) -> InputDocument:
+def parse_record(value: Any) -> InputDocument:
+    """One document from its JSON object (or Parquet row): `{"id", "text", "spans"?}`; InputError if invalid."""
     if not isinstance(value, dict):
         raise InputError(f"expected a JSON object with the keys {', '.join(JSONL_KEYS)}")
     unknown = sorted(set(value) - set(JSONL_KEYS))
