@@ -190,24 +190,18 @@ def load_linker(model_dir: Path, *, kb_path: Path | None, index_dir: Path | None
 
 
 def link_documents(linker: Linker, documents: Sequence[InputDocument], *, batch_size: int) -> list[list[Mention]]:
-    """Each document's mentions, with a progress bar over several documents.
+    """Each document's mentions, `batch_size` documents at a time, with a progress bar over several documents.
 
-    End-to-end documents are linked `batch_size` at a time (`Linker.link_batch` shares the retrieval call and the
-    reader batches among them); documents with given spans one by one, as `Linker.link` takes spans.
+    A batch shares the retrieval call and the reader batches (`Linker.link_batch`); documents with given spans (D2KB)
+    and without (A2KB) share it alike.
     """
-    mentions: list[list[Mention]] = [[] for _ in documents]
-    end_to_end = [i for i, document in enumerate(documents) if document.spans is None]
+    mentions: list[list[Mention]] = []
     # None: shown where standard error is a terminal
     with tqdm(total=len(documents), unit="doc", disable=None if len(documents) > 1 else True) as progress:
-        for first in range(0, len(end_to_end), batch_size):
-            batch = end_to_end[first:first + batch_size]
-            for i, found in zip(batch, linker.link_batch([documents[i].text for i in batch])):
-                mentions[i] = found
+        for first in range(0, len(documents), batch_size):
+            batch = documents[first:first + batch_size]
+            mentions.extend(linker.link_batch([d.text for d in batch], [d.spans for d in batch]))
             progress.update(len(batch))
-        for i, document in enumerate(documents):
-            if document.spans is not None:
-                mentions[i] = linker.link(document.text, document.spans)
-                progress.update()
     return mentions
 
 
