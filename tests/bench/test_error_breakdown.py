@@ -6,7 +6,6 @@ from pathlib import Path
 import numpy as np
 
 from annotator.data_types import Mention
-from annotator.pipeline import Linker
 from annotator.training.data import GoldSpan, TitleLookup, build_documents, load_kb
 from annotator.uris import dbpedia_uri
 from bench.error_breakdown import CandidateRecordingLinker, classify_document, reachability
@@ -51,7 +50,6 @@ def test_reachability_follows_the_recorded_candidates(tiny_checkpoint: Path, tin
     kb = load_kb(tiny_kb)
     linker = CandidateRecordingLinker.from_pretrained(tiny_checkpoint, kb_path=tiny_kb, device="cpu",
                                                       config_overrides={"top_k": len(kb), "cpu_precision": "fp32"})
-    assert isinstance(linker, Linker)
     titles = ["France", "Paris Hilton", "Berlin", "Paris Saint-Germain"]  # the last is not in the tiny KB
     nif = NifDocument("http://example.org/doc#char=0,", TEXT,
                       tuple(NifAnnotation(TEXT.index(t), TEXT.index(t) + len(t), (dbpedia_uri(t),)) for t in titles))
