@@ -10,7 +10,7 @@ from urllib.parse import quote
 
 from annotator.data_types import Mention
 from entqa.documents import InputDocument
-from nif import NifAnnotation, NifDocument, write_document
+from nif import NifDocument, annotations_from_mentions, write_document
 
 # NIF needs a URI per document: this placeholder base (RFC 2606) with the document's id.
 NIF_DOCUMENT_BASE = "http://example.org/entqa/"
@@ -55,11 +55,5 @@ def _record(document: InputDocument, mentions: Sequence[Mention]) -> dict[str, A
 
 
 def _nif_document(document: InputDocument, mentions: Sequence[Mention]) -> NifDocument:
-    # NIF holds one node per span: mentions sharing one (merge="paper") become one node with all their URIs.
-    by_span: dict[tuple[int, int], list[Mention]] = {}
-    for mention in sorted(mentions, key=lambda mention: -mention.score):
-        by_span.setdefault((mention.start, mention.end), []).append(mention)
-    annotations = tuple(NifAnnotation(start, end, tuple(m.uri for m in group), group[0].score)
-                        for (start, end), group in sorted(by_span.items()))
     uri = f"{NIF_DOCUMENT_BASE}{quote(str(document.id), safe='')}#char=0,{len(document.text)}"
-    return NifDocument(uri, document.text, annotations)
+    return NifDocument(uri, document.text, annotations_from_mentions(mentions))

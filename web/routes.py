@@ -1,13 +1,11 @@
 """The GERBIL NIF endpoint and the health check."""
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from flask import Blueprint, Response, current_app, jsonify, request
 
 from annotator.data_types import Mention
 from annotator.uris import wikipedia_uri
-from nif import NifAnnotation, NifDocument, parse_document, write_document
+from nif import NifDocument, annotations_from_mentions, parse_document, write_document
 from web.answerable import check_answerable
 from web.errors import UnsupportedContentType
 from web.loading import LinkerNotReady, link_for_request, served_loader
@@ -33,7 +31,7 @@ def annotate() -> Response:
     check_document_length(doc.text, current_app.config["MAX_DOCUMENT_CHARS"])
     spans = [(annotation.start, annotation.end) for annotation in doc.annotations] or None
     mentions = link_for_request(doc.text, spans)
-    answer = NifDocument(doc.uri, doc.text, _annotations(mentions, spans))
+    answer = NifDocument(doc.uri, doc.text, annotations_from_mentions(mentions, spans=spans, uris=_uris))
     body = write_document(answer, with_confidence=current_app.config["WITH_CONFIDENCE"])
     return Response(body, content_type=TURTLE)
 
@@ -56,27 +54,8 @@ def _check_content_type() -> None:
                                      f"UTF-8: {request.content_type[:100]!r}")
 
 
-def _annotations(mentions: Sequence[Mention], spans: Sequence[tuple[int, int]] | None) -> tuple[NifAnnotation, ...]:
-    """One annotation per span, best-scored mention first.
-
-    In D2KB only the given spans are answered. Mentions sharing a span become one annotation whose
-    URIs are the union (GERBIL reads a URI set per span) and whose confidence is the best score.
-    """
-    wanted = set(spans) if spans is not None else None
-    by_span: dict[tuple[int, int], list[Mention]] = {}
-    for mention in sorted(mentions, key=lambda mention: -mention.score):
-        span = (mention.start, mention.end)
-        if wanted is None or span in wanted:
-            by_span.setdefault(span, []).append(mention)
-    return tuple(NifAnnotation(start, end, _uris(group), group[0].score)
-                 for (start, end), group in sorted(by_span.items()))
-
-
-def _uris(mentions: Sequence[Mention]) -> tuple[str, ...]:
-    with_wikipedia = current_app.config["WIKIPEDIA_URIS"]
-    uris = []
-    for mention in mentions:
-        uris.append(mention.uri)
-        if with_wikipedia and mention.title is not None:
-            uris.append(wikipedia_uri(mention.title))
-    return tuple(dict.fromkeys(uris))
+def _uris(mention: Mention) -> tuple[str, ...]:
+    """The mention's DBpedia IRI, and its Wikipedia IRI when the service is configured to give it."""
+    if current_app.config["WIKIPEDIA_URIS"] and mention.title is not None:
+        return mention.uri, wikipedia_uri(mention.title)
+    return (mention.uri,)
