@@ -124,7 +124,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--output", type=Path, default=Path("dev-suite.json"), help="JSON results (default: %(default)s)")
     args = parser.parse_args(argv)
     try:
-        args.overrides = dict(_override(item) for item in args.overrides)
+        args.overrides = dict(parse_setting(item) for item in args.overrides)
     except ValueError as error:
         parser.error(str(error))
     if args.endpoint and args.overrides:
@@ -135,7 +135,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     return args
 
 
-def _override(item: str) -> tuple[str, Any]:
+def parse_setting(item: str) -> tuple[str, Any]:
+    """FIELD=JSON → (FIELD, value); a value that is not JSON is a bare string (merge=paper)."""
     name, sep, raw = item.partition("=")
     if not sep or not name:
         raise ValueError(f"expected FIELD=JSON, got {item!r}")
