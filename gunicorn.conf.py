@@ -19,7 +19,7 @@ workers = int(os.environ.get("ENTQA_WORKERS", "1"))
 
 # gthread: the worker's main loop keeps heartbeating while a long document is being linked. The request
 # threads only read, parse and wait: they hand documents to the one thread that holds the model
-# (annotator.linker_thread), where they queue. So threads are cheap, and 16 leave /health and new
+# (annotator.serving.linker_thread), where they queue. So threads are cheap, and 16 leave /health and new
 # requests a free one while documents queue and a few clients are slow to send their bodies (which the
 # app cuts off after ENTQA_BODY_TIMEOUT s of silence, web.request_limits).
 worker_class = "gthread"

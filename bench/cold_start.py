@@ -18,11 +18,11 @@ from pathlib import Path  # noqa: E402
 
 import torch  # noqa: E402
 
-from annotator.checkpoint import new_reader, new_retriever, save_checkpoint  # noqa: E402
-from annotator.config import LinkerConfig  # noqa: E402
-from annotator.encoders import load_tokenizer, resolve_encoder  # noqa: E402
-from annotator.index import build_index  # noqa: E402
-from annotator.pipeline import Linker  # noqa: E402
+from annotator.model.checkpoint import new_reader, new_retriever, save_checkpoint  # noqa: E402
+from annotator.model.config import LinkerConfig  # noqa: E402
+from annotator.model.encoders import load_tokenizer, resolve_encoder  # noqa: E402
+from annotator.entity_index.__main__ import build_index  # noqa: E402
+from annotator.pipeline.linker import Linker  # noqa: E402
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 SHARED_KB = REPOSITORY.parent / "shared" / "data" / "kb" / "entities.jsonl.gz"

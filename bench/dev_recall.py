@@ -19,7 +19,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from annotator.pipeline import Linker
+from annotator.pipeline.linker import Linker
 from annotator.training.data import TitleLookup, build_documents, load_kb, read_nif_corpus
 from annotator.training.evaluation import RECALL_AT, retrieval_recall
 

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from annotator.pipeline import Linker
+from annotator.pipeline.linker import Linker
 from bench.gunicorn_process import REPOSITORY, gunicorn_serving, wait_for_health
 from bench.naive_reader import NaiveLinker
 from gerbil.client import Annotator, Answer, HttpAnnotator, InProcessAnnotator, Task

@@ -33,7 +33,7 @@ from tqdm.auto import tqdm
 
 from annotator.data_types import Mention
 from annotator.linking import Span
-from annotator.pipeline import Linker, PassageScores
+from annotator.pipeline.linker import Linker, PassageScores
 from annotator.training.data import (NIL_PREFIX, GoldSpan, TitleLookup, TrainingDocument, build_documents, load_kb,
                                      read_nif_corpus, read_title_variants, wordpiece_span)
 from annotator.uris import dbpedia_uri

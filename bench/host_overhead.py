@@ -30,9 +30,9 @@ from torch import nn
 
 from annotator.data_types import Mention
 from annotator.linking import Span
-from annotator.pipeline import Linker
-from annotator.reader import ReaderLogits
-from annotator.tokenization import Batch
+from annotator.pipeline.linker import Linker
+from annotator.model.reader import ReaderLogits
+from annotator.model.tokenization import Batch
 from bench.e2e_http import REPOSITORY, with_top_k
 from gerbil.client import HEADERS, REQUEST_URI, Task, reduce_document
 from gerbil.datasets import load_dataset

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Iterable, Sequence
 
-from annotator.kb import read_kb
+from annotator.kb.reading import read_kb
 from annotator.uris import title_from_uri
 from gerbil.datasets import Dataset, load_dataset
 from gerbil.uris import is_in_kb

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from annotator.checkpoint import load_reader
-from annotator.pipeline import Linker
-from annotator.tokenization import Batch
+from annotator.model.checkpoint import load_reader
+from annotator.pipeline.linker import Linker
+from annotator.model.tokenization import Batch
 
 
 class NaiveLinker(Linker):

@@ -25,7 +25,7 @@ from pathlib import Path
 import torch
 from torch.profiler import ProfilerActivity, profile
 
-from annotator.pipeline import Linker
+from annotator.pipeline.linker import Linker
 from bench.e2e_http import REPOSITORY, with_top_k
 from bench.host_overhead import summary
 from gerbil.datasets import load_dataset
@@ -33,12 +33,19 @@ from gerbil.datasets import load_dataset
 
 def stage_table(stats: pstats.Stats, documents: int, *, top: int, package: str = "annotator") -> str:
     """The `package`'s functions by cumulative time per document, costliest first, one line each."""
-    rows = sorted(((cumulative, calls, f"{Path(file).parent.name}/{Path(file).name}:{line} {name}")
+    rows = sorted(((cumulative, calls, f"{_within(file, package)}:{line} {name}")
                    for (file, line, name), (_, calls, _, cumulative, _) in stats.stats.items()
-                   if Path(file).parent.name == package), reverse=True)
+                   if package in Path(file).parts[:-1]), reverse=True)
     lines = [f"{'ms/doc':>9} {'calls':>7}  {package}/ function (cumulative)"]
     lines += [f"{1000 * seconds / documents:9.2f} {calls:7d}  {where}" for seconds, calls, where in rows[:top]]
     return "\n".join(lines)
+
+
+def _within(file: str, package: str) -> str:
+    """`file`'s path from the (last) `package` folder on, e.g. annotator/pipeline/linker.py."""
+    parts = Path(file).parts
+    first = len(parts) - 1 - parts[::-1].index(package)
+    return "/".join(parts[first:])
 
 
 def link_all(linker: Linker, texts: Sequence[str]) -> list[float]:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from annotator.pipeline import Linker
+from annotator.pipeline.linker import Linker
 from gerbil.client import Answer, InProcessAnnotator, Task
 from gerbil.datasets import Dataset, load_nif
 from gerbil.experiment import evaluate

@@ -21,13 +21,14 @@ from entqa.documents import INPUT_FORMATS, STDIN, InputDocument, InputError, rea
 from entqa.formats import OUTPUT_FORMATS
 
 if TYPE_CHECKING:
-    from annotator.pipeline import Linker
+    from annotator.pipeline.linker import Linker
 
 # The subcommands whose module reads its own command line (`python -m MODULE` is the same command), with the
 # summary `entqa --help` shows: listing them must not import torch.
 DELEGATED_COMMANDS = {
-    "index": ("annotator.index", "build a KB's entity index ahead of time (python -m annotator.index)"),
-    "train": ("annotator.train", "train the retriever or the reader (python -m annotator.train)"),
+    "index": ("annotator.entity_index.__main__",
+              "build a KB's entity index ahead of time (python -m annotator.entity_index)"),
+    "train": ("annotator.training.__main__", "train the retriever or the reader (python -m annotator.training)"),
     "evaluate": ("gerbil.run", "replay GERBIL A2KB/D2KB experiments on datasets (python -m gerbil.run)"),
 }
 # gunicorn's settings, shipped inside this package (a link to the checkout's top-level gunicorn.conf.py).
@@ -184,7 +185,7 @@ def _env_path(name: str) -> Path | None:
 def load_linker(model_dir: Path, *, kb_path: Path | None, index_dir: Path | None, device: str | None) -> Linker:
     """The EntQA linker, configured as the service's: the checkpoint's config.json, then ENTQA_* variables (the KB:
     `kb_path`, else $ENTQA_KB_PATH, else the model's demo KB)."""
-    from annotator.pipeline import Linker  # torch and faiss: loaded only once the input has been read
+    from annotator.pipeline.linker import Linker  # torch and faiss: loaded only once the input has been read
 
     return Linker.from_pretrained(model_dir, kb_path=kb_path, index_dir=index_dir, device=device)
 

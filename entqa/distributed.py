@@ -102,7 +102,7 @@ class LinkerActor:
     """One Ray actor's linker, loaded once; called with a block of documents, answers them with their mentions."""
 
     def __init__(self, model_dir: str, kb_path: str | None, index_dir: str | None, device: str | None) -> None:
-        from annotator.pipeline import Linker
+        from annotator.pipeline.linker import Linker
 
         self.linker = Linker.from_pretrained(model_dir, kb_path=kb_path, index_dir=index_dir, device=device)
 

@@ -150,7 +150,7 @@ def make_annotator(args: argparse.Namespace) -> tuple[Annotator, dict[str, Any]]
     """The annotator under test and what identifies it in the JSON."""
     if args.endpoint:
         return HttpAnnotator(args.endpoint), {"endpoint": args.endpoint}
-    from annotator.pipeline import Linker  # heavy (torch, faiss): only for in-process runs
+    from annotator.pipeline.linker import Linker  # heavy (torch, faiss): only for in-process runs
 
     linker = Linker.from_pretrained(args.model_dir, kb_path=args.kb_path, config_overrides=args.overrides)
     return InProcessAnnotator(linker), {"model_dir": str(args.model_dir), "kb": str(linker.kb_path or "embedded"),

@@ -93,7 +93,7 @@ def make_annotator(config: RunConfig) -> Annotator:
     """The HTTP annotator, or the in-process one around the real linker (imported only then)."""
     if config.endpoint is not None:
         return HttpAnnotator(config.endpoint, timeout_s=config.timeout_s, headers=config.headers)
-    from annotator.pipeline import Linker  # heavy (torch, faiss): only for in-process runs
+    from annotator.pipeline.linker import Linker  # heavy (torch, faiss): only for in-process runs
 
     linker = Linker.from_pretrained(config.model_dir, kb_path=config.kb_path)
     return InProcessAnnotator(linker, with_confidence=config.with_confidence)

@@ -5,7 +5,7 @@ import json
 
 from annotator import DEFAULT_MODEL_DIR
 from annotator.entity_index import MANIFEST
-from annotator.kb import kb_fingerprint, read_kb
+from annotator.kb.reading import kb_fingerprint, read_kb
 
 KB = DEFAULT_MODEL_DIR / "kb" / "entities.jsonl.gz"
 INDEX = DEFAULT_MODEL_DIR / "index"

@@ -10,8 +10,8 @@ from typing import Any
 from flask import Flask
 
 from annotator import DEFAULT_MODEL_DIR
-from annotator.batching import BatchLimits
-from annotator.linker_thread import ThreadBoundLinker
+from annotator.serving.batching import BatchLimits
+from annotator.serving.linker_thread import ThreadBoundLinker
 from annotator.linking import EntityLinker
 from web.api import bp as api
 from web.errors import register_error_handlers
@@ -46,7 +46,7 @@ DEFAULTS: dict[str, Any] = {
     # Documents one JSON API request may hold (/api/link/batch); their characters together stay within
     # MAX_DOCUMENT_CHARS, so a request costs at most the model time of one longest document.
     "MAX_DOCUMENTS_PER_REQUEST": 100,
-    # Documents waiting together are linked in one pass (annotator.batching): at most this many (1: batching off),
+    # Documents waiting together are linked in one pass (annotator.serving.batching): at most this many (1: batching off),
     "BATCH_DOCUMENTS": 8,
     # of at most this many characters together (null: no bound; a longer document goes alone), as memory and the
     # wait of a batch's shortest document grow with its passages,
@@ -105,7 +105,7 @@ def _batch_limits(app: Flask) -> BatchLimits:
 
 def _load_linker(app: Flask) -> EntityLinker:
     # Imported here so that the web layer and its tests run without torch when a linker is injected.
-    from annotator.pipeline import Linker
+    from annotator.pipeline.linker import Linker
 
     logger.info("loading the linker from %s (KB: %s); /health answers 503 until it is in",
                 app.config["MODEL_DIR"], app.config["KB_PATH"] or "the model's demo KB")

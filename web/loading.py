@@ -10,9 +10,9 @@ from typing import Literal
 
 from flask import current_app, request
 
-from annotator.cancellation import LinkingCancelled
+from annotator.runtime.cancellation import LinkingCancelled
 from annotator.data_types import Mention
-from annotator.linker_thread import ThreadBoundLinker
+from annotator.serving.linker_thread import ThreadBoundLinker
 from annotator.linking import Span
 from web.errors import RequestError
 from web.request_limits import DocumentDropped, client_gone_check

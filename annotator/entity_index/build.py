@@ -23,8 +23,8 @@ from annotator.entity_index.entity_inputs import padded_entity_rows
 from annotator.entity_index.folder import (MANIFEST, PROGRESS, faiss_path, index_identity, read_manifest, save_npy,
                                            stored_vectors, write_json)
 from annotator.entity_index.search import add_all, check_index_type, new_faiss_index
-from annotator.kb import read_kb
-from annotator.tokenization import Batch, InputBuilder
+from annotator.kb.reading import read_kb
+from annotator.model.tokenization import Batch, InputBuilder
 
 logger = logging.getLogger(__name__)
 

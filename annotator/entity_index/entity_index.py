@@ -14,7 +14,7 @@ from annotator.entity_index.entity_inputs import gather_entity_rows
 from annotator.entity_index.folder import read_manifest, stored_vectors
 from annotator.entity_index.search import SearchIndex, on_hardware, open_search_index, search_hardware
 from annotator.errors import ModelLoadError
-from annotator.tokenization import InputBuilder
+from annotator.model.tokenization import InputBuilder
 
 logger = logging.getLogger(__name__)
 
@@ -85,7 +85,7 @@ class EntityIndex:
         manifest = read_manifest(directory)
         if not manifest.get("complete"):
             raise ModelLoadError(f"{directory} holds no finished entity index; build it with "
-                                 f"python -m annotator.index --model DIR --kb PATH --out {directory}")
+                                 f"python -m annotator.entity_index --model DIR --kb PATH --out {directory}")
         stale = sorted(k for k in identity or {} if manifest["identity"].get(k) != identity[k])
         if stale:
             raise ModelLoadError(f"the index in {directory} was built for another {', '.join(stale)} "

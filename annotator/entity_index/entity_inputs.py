@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from annotator.tokenization import InputBuilder, right_padded
+from annotator.model.tokenization import InputBuilder, right_padded
 
 
 def padded_entity_rows(builder: InputBuilder, titles: list[str], texts: list[str]) -> tuple[np.ndarray, np.ndarray]:

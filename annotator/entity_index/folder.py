@@ -26,7 +26,7 @@ import faiss
 import numpy as np
 import torch
 
-from annotator.kb import kb_fingerprint
+from annotator.kb.reading import kb_fingerprint
 
 MANIFEST = "manifest.json"
 PROGRESS = "progress.json"

@@ -15,7 +15,7 @@ from tqdm.auto import tqdm
 
 from annotator.entity_index.folder import faiss_path
 from annotator.errors import ConfigError, ModelLoadError
-from annotator.quantization import multiplies_bf16
+from annotator.runtime.quantization import multiplies_bf16
 
 logger = logging.getLogger(__name__)
 
@@ -239,7 +239,7 @@ def open_search_index(directory: Path, embeddings: np.ndarray, index_type: str, 
     if index_type == "flat":
         return EXACT_SEARCH[hardware](embeddings)
     if not faiss_path(directory, index_type).is_file():
-        raise ModelLoadError(f"{directory} holds no {index_type} index; add it with python -m annotator.index "
+        raise ModelLoadError(f"{directory} holds no {index_type} index; add it with python -m annotator.entity_index "
                              f"--model DIR --kb PATH --out {directory} --index-type {index_type}")
     index = faiss.read_index(str(faiss_path(directory, index_type)))
     if isinstance(index, faiss.IndexHNSW):

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
-from annotator.kb import read_kb
-from annotator.tokenization import DocumentTokens, InputBuilder, Passage
+from annotator.kb.reading import read_kb
+from annotator.model.tokenization import DocumentTokens, InputBuilder, Passage
 from annotator.uris import DBPEDIA_RESOURCE, title_from_uri
 
 if TYPE_CHECKING:  # nif is imported lazily: only training reads corpora

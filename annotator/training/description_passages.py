@@ -34,7 +34,7 @@ from typing import NamedTuple
 
 import ahocorasick
 
-from annotator.tokenization import InputBuilder
+from annotator.model.tokenization import InputBuilder
 from annotator.training.data import GoldSpan, KnowledgeBase, TrainingDocument, cut_passages, wordpiece_span
 
 logger = logging.getLogger(__name__)

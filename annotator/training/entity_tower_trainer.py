@@ -5,7 +5,7 @@ a few thousand entities, so the entity tower never meets most of the entities th
 full KB. Here the passage tower stays fixed, so each training passage's strongest non-gold entities in
 the built index of the whole KB stay its strongest competitors: they are mined once and re-encoded, with
 uniform random negatives, in every step's multi-label NCE (eq. 1). The entity vectors change, so the KB's
-index must be rebuilt after this stage (`python -m annotator.index`). With `both_towers` the passage tower
+index must be rebuilt after this stage (`python -m annotator.entity_index`). With `both_towers` the passage tower
 learns too, against the same competitors, mined once when the run (or its resumption) starts.
 """
 from __future__ import annotations
@@ -16,10 +16,10 @@ from dataclasses import dataclass
 
 import torch
 
-from annotator.config import LinkerConfig
-from annotator.reader import Reader
-from annotator.retriever import DualEncoder
-from annotator.tokenization import InputBuilder
+from annotator.model.config import LinkerConfig
+from annotator.model.reader import Reader
+from annotator.model.retriever import DualEncoder
+from annotator.model.tokenization import InputBuilder
 from annotator.training.data import KnowledgeBase, TrainingDocument, sample_kb_rows
 from annotator.training.loop import encode, top_k
 from annotator.training.retriever_trainer import RetrieverTrainer, RetrieverTrainingConfig

@@ -8,8 +8,8 @@ from pathlib import Path
 import torch
 
 from annotator.linking import EntityLinker
-from annotator.retriever import DualEncoder
-from annotator.tokenization import InputBuilder
+from annotator.model.retriever import DualEncoder
+from annotator.model.tokenization import InputBuilder
 from annotator.training.data import KnowledgeBase, TrainingDocument
 from annotator.training.loop import encode, top_k
 from annotator.uris import dbpedia_uri
@@ -127,8 +127,8 @@ def pipeline_linker(checkpoint: Path, kb_path: Path, *, top_k: int) -> EntityLin
     `top_k` overrides the checkpoint's K: the reader reads K candidates per passage, the CPU cost of a dev pass.
     """
     try:
-        from annotator.pipeline import Linker
+        from annotator.pipeline.linker import Linker
     except ImportError:
-        logger.warning("annotator.pipeline is not available: skipping the end-to-end dev evaluation")
+        logger.warning("annotator.pipeline.linker is not available: skipping the end-to-end dev evaluation")
         return None
     return Linker.from_pretrained(checkpoint, kb_path=kb_path, config_overrides={"top_k": top_k})

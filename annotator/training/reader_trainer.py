@@ -10,11 +10,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from annotator.checkpoint import keep_mention_table, save_checkpoint
-from annotator.config import LinkerConfig
-from annotator.reader import Reader
-from annotator.retriever import DualEncoder
-from annotator.tokenization import InputBuilder, right_padded
+from annotator.model.checkpoint import keep_mention_table, save_checkpoint
+from annotator.model.config import LinkerConfig
+from annotator.model.reader import Reader
+from annotator.model.retriever import DualEncoder
+from annotator.model.tokenization import InputBuilder, right_padded
 from annotator.training.data import (KnowledgeBase, TrainingDocument, TrainingPassage, always_title_only,
                                      description_dropout, gold_title_only_share, passages_with_golds, sample_kb_rows)
 from annotator.training.evaluation import evaluate_linker, pipeline_linker, rank_passages

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import torch
 
-from annotator.checkpoint import save_checkpoint
-from annotator.config import LinkerConfig
-from annotator.reader import Reader
-from annotator.retriever import DualEncoder
-from annotator.tokenization import InputBuilder
+from annotator.model.checkpoint import save_checkpoint
+from annotator.model.config import LinkerConfig
+from annotator.model.reader import Reader
+from annotator.model.retriever import DualEncoder
+from annotator.model.tokenization import InputBuilder
 from annotator.training.data import (KnowledgeBase, TrainingDocument, TrainingPassage, description_dropout,
                                      gold_title_only_share, passages_with_golds, sample_kb_rows)
 from annotator.training.evaluation import evaluate_retriever

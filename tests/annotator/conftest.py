@@ -8,12 +8,12 @@ import pytest
 import torch
 from transformers import BertConfig, PreTrainedTokenizerBase
 
-from annotator.checkpoint import save_checkpoint
-from annotator.config import LinkerConfig
-from annotator.encoders import MINILM, encoder_from_config, load_tokenizer, resolve_encoder
-from annotator.pipeline import Linker
-from annotator.reader import Reader
-from annotator.retriever import DualEncoder
+from annotator.model.checkpoint import save_checkpoint
+from annotator.model.config import LinkerConfig
+from annotator.model.encoders import MINILM, encoder_from_config, load_tokenizer, resolve_encoder
+from annotator.pipeline.linker import Linker
+from annotator.model.reader import Reader
+from annotator.model.retriever import DualEncoder
 from tests.support.scripted_linker import ScriptedLinker
 
 RESOURCES = Path(__file__).resolve().parents[1] / "resources" / "annotator"

@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from annotator.batching import BatchLimits, DocumentQueue, PendingDocument
-from annotator.cancellation import BatchCancellation, Cancellation, LinkingCancelled
+from annotator.serving.batching import BatchLimits, DocumentQueue, PendingDocument
+from annotator.runtime.cancellation import BatchCancellation, Cancellation, LinkingCancelled
 
 
 def pending(text: str, cancellation: Cancellation | None = None) -> PendingDocument:

@@ -1,7 +1,7 @@
-"""Tests for annotator.config.LinkerConfig: per-device batch sizes and environment overrides."""
+"""Tests for annotator.model.config.LinkerConfig: per-device batch sizes and environment overrides."""
 from __future__ import annotations
 
-from annotator.config import LinkerConfig
+from annotator.model.config import LinkerConfig
 
 
 def test_cpu_batches_stay_small_and_a_gpu_gets_one_big_batch() -> None:

@@ -1,10 +1,10 @@
-"""Tests for annotator.decoding on hand-set logits whose answer is known."""
+"""Tests for annotator.pipeline.decoding on hand-set logits whose answer is known."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from annotator.decoding import decode_passage, given_span_scores, softmax, span_probabilities
+from annotator.pipeline.decoding import decode_passage, given_span_scores, softmax, span_probabilities
 
 HIGH = 10.0
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from annotator.descriptions import DESCRIPTION_CHARS, EntityDescriptions
-from annotator.kb import read_kb
-from annotator.pipeline import Linker
+from annotator.kb.descriptions import DESCRIPTION_CHARS, EntityDescriptions
+from annotator.kb.reading import read_kb
+from annotator.pipeline.linker import Linker
 
 RESOURCES = Path(__file__).resolve().parents[1] / "resources" / "annotator"
 

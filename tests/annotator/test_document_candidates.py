@@ -1,11 +1,11 @@
-"""Tests for the second stage: annotator.document_candidates and how the Linker reads and adds its mentions."""
+"""Tests for the second stage: annotator.pipeline.document_candidates and how the Linker reads and adds its mentions."""
 from __future__ import annotations
 
 import dataclasses
 
-from annotator.document_candidates import document_candidates, title_words
-from annotator.merging import LinkedSpan
-from annotator.tokenization import Passage
+from annotator.pipeline.document_candidates import document_candidates, title_words
+from annotator.pipeline.merging import LinkedSpan
+from annotator.model.tokenization import Passage
 from tests.support.scripted_linker import ScriptedLinker
 
 

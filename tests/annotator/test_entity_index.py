@@ -11,13 +11,13 @@ from transformers import PreTrainedTokenizerBase
 
 import annotator.entity_index.build
 import annotator.entity_index.search
-from annotator.checkpoint import load_config, load_retriever
+from annotator.model.checkpoint import load_config, load_retriever
 from annotator.entity_index import EntityIndex, index_identity, new_faiss_index
 from annotator.entity_index.search import Bf16ExactIndex
 from annotator.errors import ConfigError, ModelLoadError
-from annotator.kb import read_kb
-from annotator.retriever import DualEncoder
-from annotator.tokenization import InputBuilder
+from annotator.kb.reading import read_kb
+from annotator.model.retriever import DualEncoder
+from annotator.model.tokenization import InputBuilder
 from tests.support.brute_force import brute_force
 
 

@@ -1,4 +1,4 @@
-"""Tests for annotator.kb: the three KB formats, gzip, and format errors."""
+"""Tests for annotator.kb.reading: the three KB formats, gzip, and format errors."""
 from __future__ import annotations
 
 import gzip
@@ -8,7 +8,7 @@ import pytest
 
 from annotator.data_types import Entity
 from annotator.errors import KBFormatError
-from annotator.kb import kb_fingerprint, read_kb
+from annotator.kb.reading import kb_fingerprint, read_kb
 
 from tests.annotator.conftest import RESOURCES
 

@@ -1,4 +1,4 @@
-"""Tests for annotator.kb_cut: the naming count, the selection rule, the written KB and the cut index."""
+"""Tests for annotator.kb.cut: the naming count, the selection rule, the written KB and the cut index."""
 from __future__ import annotations
 
 import json
@@ -10,9 +10,9 @@ import pytest
 from annotator.data_types import Entity
 from annotator.entity_index import COMPACT_VECTORS
 from annotator.errors import ConfigError
-from annotator.kb import read_kb
-from annotator.kb_cut import cut_index, name_counts, select_rows, surface_forms, write_kb
-from annotator.pipeline import Linker
+from annotator.kb.reading import read_kb
+from annotator.kb.cut import cut_index, name_counts, select_rows, surface_forms, write_kb
+from annotator.pipeline.linker import Linker
 
 ENTITIES = [
     Entity("Georgia (country)", "Georgia is a country in the Caucasus, east of the Black Sea."),

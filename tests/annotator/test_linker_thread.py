@@ -8,10 +8,10 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 import pytest
 
-from annotator.batching import BatchLimits
-from annotator.cancellation import LinkingCancelled, check_cancelled
+from annotator.serving.batching import BatchLimits
+from annotator.runtime.cancellation import LinkingCancelled, check_cancelled
 from annotator.data_types import Mention
-from annotator.linker_thread import ThreadBoundLinker
+from annotator.serving.linker_thread import ThreadBoundLinker
 from tests.support.dictionary_linker import DictionaryLinker
 from tests.support.slow_linker import SlowLinker
 

@@ -1,4 +1,4 @@
-"""Tests for annotator.mention_table and the linker's name candidates end to end."""
+"""Tests for annotator.pipeline.mention_table and the linker's name candidates end to end."""
 from __future__ import annotations
 
 import dataclasses
@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from annotator.config import LinkerConfig
+from annotator.model.config import LinkerConfig
 from annotator.errors import ConfigError, ModelLoadError
-from annotator.mention_table import MentionTable, main, with_name_candidates
-from annotator.pipeline import MENTION_TABLE, Linker
+from annotator.pipeline.mention_table import MentionTable, main, with_name_candidates
+from annotator.pipeline.linker import MENTION_TABLE, Linker
 from nif.data_types import NifAnnotation, NifDocument
 from nif.write import write_document
 from tests.support.scripted_linker import ScriptedLinker

@@ -1,10 +1,10 @@
-"""Tests for annotator.merging: offsets through the passage mapping and each merge rule."""
+"""Tests for annotator.pipeline.merging: offsets through the passage mapping and each merge rule."""
 from __future__ import annotations
 
-from annotator.decoding import LabelledSpan
-from annotator.merging import (LinkedSpan, best_entity_per_span, drop_overlaps, merge, merge_duplicates,
+from annotator.pipeline.decoding import LabelledSpan
+from annotator.pipeline.merging import (LinkedSpan, best_entity_per_span, drop_overlaps, merge, merge_duplicates,
                                to_character_spans)
-from annotator.tokenization import Passage
+from annotator.model.tokenization import Passage
 
 
 def test_passage_spans_map_through_the_offset_mapping() -> None:

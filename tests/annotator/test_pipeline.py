@@ -1,4 +1,4 @@
-"""Tests for annotator.pipeline.Linker end to end on a tiny random model and a tiny KB (CPU)."""
+"""Tests for annotator.pipeline.linker.Linker end to end on a tiny random model and a tiny KB (CPU)."""
 from __future__ import annotations
 
 import dataclasses
@@ -10,9 +10,9 @@ import pytest
 import torch
 
 import annotator.entity_index.build
-from annotator.cancellation import Cancellation, LinkingCancelled, cancellable
+from annotator.runtime.cancellation import Cancellation, LinkingCancelled, cancellable
 from annotator.data_types import Mention
-from annotator.pipeline import Linker, cached_index_dir
+from annotator.pipeline.linker import Linker, cached_index_dir
 from annotator.uris import NIL_NAMESPACE, dbpedia_uri, not_in_wiki_uri
 
 from tests.annotator.test_tokenization import TRICKY, TRICKY_WORDS
@@ -152,7 +152,7 @@ def test_a_relative_path_to_the_demo_kb_serves_the_shipped_index(tiny_checkpoint
                                                                    tmp_path: Path,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     # The README's ENTQA_KB_PATH=models/entqa-minilm/kb/entities.jsonl.gz, read from the checkout's root.
-    from annotator.index import build_index
+    from annotator.entity_index.__main__ import build_index
 
     model_dir = tmp_path / "models" / "tiny"
     shutil.copytree(tiny_checkpoint, model_dir)
@@ -174,15 +174,15 @@ def test_a_relative_path_to_the_demo_kb_serves_the_shipped_index(tiny_checkpoint
 def test_a_gpu_dtype_cast_keeps_the_index_identity_of_the_stored_weights(
         tiny_checkpoint: Path, tiny_kb: Path, tiny_linker: Linker, monkeypatch: pytest.MonkeyPatch) -> None:
     # On CUDA the towers run in bf16; the index (built on the CPU here, or shipped) must still be found.
-    from annotator.index import build_index
-    import annotator.index
-    import annotator.pipeline
+    from annotator.entity_index.__main__ import build_index
+    import annotator.entity_index.__main__
+    import annotator.pipeline.linker
 
     bf16 = lambda device=None: (torch.device("cpu"), torch.bfloat16)  # noqa: E731 - what CUDA returns
-    monkeypatch.setattr(annotator.pipeline, "inference_device", bf16)
-    monkeypatch.setattr(annotator.index, "inference_device", bf16)
-    monkeypatch.setattr(annotator.pipeline, "cpu_reader", lambda reader, builder, config: reader)
-    monkeypatch.setattr(annotator.pipeline, "kb_encoder", lambda retriever, builder, config: retriever)
+    monkeypatch.setattr(annotator.pipeline.linker, "inference_device", bf16)
+    monkeypatch.setattr(annotator.entity_index.__main__, "inference_device", bf16)
+    monkeypatch.setattr(annotator.pipeline.linker, "cpu_reader", lambda reader, builder, config: reader)
+    monkeypatch.setattr(annotator.pipeline.linker, "kb_encoder", lambda retriever, builder, config: retriever)
     linker = Linker.from_pretrained(tiny_checkpoint, index_dir=tiny_linker.index.directory)
     assert next(linker.retriever.parameters()).dtype == torch.bfloat16
     assert linker.index.directory == tiny_linker.index.directory
@@ -191,7 +191,7 @@ def test_a_gpu_dtype_cast_keeps_the_index_identity_of_the_stored_weights(
 
 def test_the_index_command_builds_where_the_linker_looks(tiny_checkpoint: Path, tiny_kb: Path, entqa_cache: Path,
                                                          tiny_linker: Linker) -> None:
-    from annotator.index import build_index
+    from annotator.entity_index.__main__ import build_index
 
     index = build_index(tiny_checkpoint, tiny_kb)  # finds the index tiny_linker built (precision is not identity)
     linker = Linker.from_pretrained(tiny_checkpoint, kb_path=tiny_kb, device="cpu")

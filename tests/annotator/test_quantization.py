@@ -10,14 +10,14 @@ import torch
 from torch import nn
 
 from annotator import DEFAULT_MODEL_DIR
-from annotator.checkpoint import load_checkpoint_tokenizer, load_config, load_reader, load_retriever
-from annotator.config import LinkerConfig
+from annotator.model.checkpoint import load_checkpoint_tokenizer, load_config, load_reader, load_retriever
+from annotator.model.config import LinkerConfig
 from annotator.errors import ConfigError
-from annotator.onnx_int8 import OnnxInt8EntityEncoder, OnnxInt8Reader
-from annotator.pipeline import Linker, cpu_reader, kb_encoder
-from annotator.quantization import cpu_precision, int8_copy, precision
-from annotator.reader import ReaderLogits, span_positions_only
-from annotator.tokenization import InputBuilder, right_padded
+from annotator.runtime.onnx_int8 import OnnxInt8EntityEncoder, OnnxInt8Reader
+from annotator.pipeline.linker import Linker, cpu_reader, kb_encoder
+from annotator.runtime.quantization import cpu_precision, int8_copy, precision
+from annotator.model.reader import ReaderLogits, span_positions_only
+from annotator.model.tokenization import InputBuilder, right_padded
 
 
 def test_int8_copy_leaves_the_original_in_float() -> None:

@@ -7,11 +7,11 @@ import pytest
 import torch
 from transformers import BertConfig, MPNetConfig
 
-from annotator.checkpoint import load_reader
-from annotator.encoders import encoder_from_config
-from annotator.pipeline import Linker
-from annotator.reader import Reader, _LeadingPositionsLayer, span_positions_only
-from annotator.tokenization import Batch
+from annotator.model.checkpoint import load_reader
+from annotator.model.encoders import encoder_from_config
+from annotator.pipeline.linker import Linker
+from annotator.model.reader import Reader, _LeadingPositionsLayer, span_positions_only
+from annotator.model.tokenization import Batch
 
 from tests.annotator.test_pipeline import TEXT
 from tests.annotator.test_tokenization import TRICKY

@@ -1,10 +1,10 @@
-"""Tests for annotator.short_names and how the Linker adds short names end to end and for given spans."""
+"""Tests for annotator.pipeline.short_names and how the Linker adds short names end to end and for given spans."""
 from __future__ import annotations
 
 import dataclasses
 
-from annotator.merging import LinkedSpan
-from annotator.short_names import open_name_runs, short_name_links
+from annotator.pipeline.merging import LinkedSpan
+from annotator.pipeline.short_names import open_name_runs, short_name_links
 from tests.support.scripted_linker import ScriptedLinker
 
 

@@ -1,4 +1,4 @@
-"""Tests for passage windows and character offsets on tricky Unicode (annotator.tokenization)."""
+"""Tests for passage windows and character offsets on tricky Unicode (annotator.model.tokenization)."""
 from __future__ import annotations
 
 import numpy as np
@@ -6,7 +6,7 @@ import pytest
 import torch
 from transformers import PreTrainedTokenizerBase
 
-from annotator.tokenization import InputBuilder, right_padded
+from annotator.model.tokenization import InputBuilder, right_padded
 
 from tests.annotator.conftest import TINY_CONFIG
 

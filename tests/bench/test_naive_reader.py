@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from annotator.pipeline import Linker
+from annotator.pipeline.linker import Linker
 from bench.naive_reader import NaiveLinker
 
 TEXTS = [

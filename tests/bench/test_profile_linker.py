@@ -7,7 +7,7 @@ import pstats
 import numpy as np
 import pytest
 
-from annotator.decoding import decode_passage
+from annotator.pipeline.decoding import decode_passage
 from bench.profile_linker import stage_table
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import copy
 
-from annotator.pipeline import Linker
+from annotator.pipeline.linker import Linker
 from bench.threshold_sweep import above
 from gerbil.client import InProcessAnnotator, Task
 from nif.data_types import NifDocument

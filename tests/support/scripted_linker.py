@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from annotator.pipeline import Linker, PassageScores
+from annotator.pipeline.linker import Linker, PassageScores
 
 
 class ScriptedLinker(Linker):

@@ -4,7 +4,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
-from annotator.cancellation import LinkingCancelled, check_cancelled
+from annotator.runtime.cancellation import LinkingCancelled, check_cancelled
 from annotator.data_types import Mention
 from tests.support.dictionary_linker import DictionaryLinker
 

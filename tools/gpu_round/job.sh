@@ -32,8 +32,8 @@ mkdir -p "$OUT"
 index_dir() {  # the cache folder that the index stage built and the linker reads
     "$PYTHON" - "$MODEL" "$KB" <<'PY'
 import sys
-from annotator.checkpoint import load_config, load_retriever
-from annotator.pipeline import cached_index_dir
+from annotator.model.checkpoint import load_config, load_retriever
+from annotator.pipeline.linker import cached_index_dir
 config = load_config(sys.argv[1])
 print(cached_index_dir(load_retriever(sys.argv[1], config), sys.argv[2], config))
 PY
@@ -63,7 +63,7 @@ unpack() {
 }
 
 index() {
-    timed "$PYTHON" -m annotator.index --model "$MODEL" --kb "$KB"
+    timed "$PYTHON" -m annotator.entity_index --model "$MODEL" --kb "$KB"
 }
 
 checkpoint_of() {  # shipped | round | mix -> its folder
@@ -77,7 +77,7 @@ train_reader() {  # the shipped reader fine-tuned on the shipped retriever's can
     index=$(index_dir)
     [ -f "$index/manifest.json" ] || { echo "no index in $index: run the index stage first" >&2; exit 1; }
     # shellcheck disable=SC2086  # READER_EXTRA is a list of options
-    timed "$PYTHON" -m annotator.train reader --train "$DATA/train.ttl" --dev "$DEV" --kb "$KB" \
+    timed "$PYTHON" -m annotator.training reader --train "$DATA/train.ttl" --dev "$DEV" --kb "$KB" \
         --dev-title-variants "$DATA/dev_title_variants.tsv" --retriever "$MODEL" --init-reader "$MODEL" \
         --index-dir "$index" --out "$out" --epochs "$READER_EPOCHS" --batch-size 16 --candidates 64 \
         --eval-kb-size 3000 --dev-docs 216 --eval-top-k 16 --max-entity-len 64 --lr "$READER_LR" \

@@ -9,11 +9,11 @@ import pytest
 import torch
 from transformers import BertConfig, BertModel
 
-from annotator.config import LinkerConfig
-from annotator.encoders import MINILM, load_tokenizer, resolve_encoder
-from annotator.reader import Reader
-from annotator.retriever import DualEncoder
-from annotator.tokenization import InputBuilder
+from annotator.model.config import LinkerConfig
+from annotator.model.encoders import MINILM, load_tokenizer, resolve_encoder
+from annotator.model.reader import Reader
+from annotator.model.retriever import DualEncoder
+from annotator.model.tokenization import InputBuilder
 
 PREFIXES = """@prefix nif: <http://persistence.uni-leipzig.org/nlp2rdf/ontologies/nif-core#> .
 @prefix itsrdf: <http://www.w3.org/2005/11/its/rdf#> .

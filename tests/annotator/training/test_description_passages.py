@@ -7,7 +7,7 @@ import random
 import pytest
 import torch
 
-from annotator.train import main
+from annotator.training.__main__ import main
 from annotator.training.data import KnowledgeBase, gold_title_only_share
 from annotator.training.description_passages import (DESCRIPTION_URI, DescriptionMentions, description_documents,
                                                      is_date_title, subject_names)

@@ -6,12 +6,12 @@ import random
 import pytest
 import torch
 
-from annotator.checkpoint import (load_checkpoint_tokenizer, load_config, load_reader, load_retriever,
+from annotator.model.checkpoint import (load_checkpoint_tokenizer, load_config, load_reader, load_retriever,
                                   save_checkpoint)
 from annotator.entity_index import weights_identity
-from annotator.index import build_index
-from annotator.pipeline import MENTION_TABLE, cached_index_dir
-from annotator.train import main
+from annotator.entity_index.__main__ import build_index
+from annotator.pipeline.linker import MENTION_TABLE, cached_index_dir
+from annotator.training.__main__ import main
 from annotator.training.data import TitleLookup, build_documents, load_kb, read_nif_corpus
 from annotator.training.entity_tower_trainer import EntityTowerTrainer, EntityTowerTrainingConfig
 from annotator.training.loop import TrainingConfig, autocast, encode, make_optimizer

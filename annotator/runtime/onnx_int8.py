@@ -23,9 +23,9 @@ import torch
 from torch import nn
 from transformers import PreTrainedModel
 
-from annotator.reader import Reader, ReaderLogits
-from annotator.retriever import DualEncoder
-from annotator.tokenization import Batch, InputBuilder
+from annotator.model.reader import Reader, ReaderLogits
+from annotator.model.retriever import DualEncoder
+from annotator.model.tokenization import Batch, InputBuilder
 
 PRECISION = "onnxruntime int8"
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")

@@ -7,7 +7,7 @@ Layout of a checkpoint folder::
     tokenizer/           the fast tokenizer
     retriever/           DualEncoder weights (model*.safetensors, sharded with an index file)
     reader/              Reader weights
-    mentions.tsv         the mention table (`annotator.mention_table`), where the config asks for one
+    mentions.tsv         the mention table (`annotator.pipeline.mention_table`), where the config asks for one
 """
 from __future__ import annotations
 
@@ -20,11 +20,11 @@ from huggingface_hub import load_torch_model, save_torch_state_dict
 from transformers import AutoConfig, PreTrainedTokenizerBase
 from transformers import PreTrainedModel
 
-from annotator.config import LinkerConfig
-from annotator.encoders import encoder_from_config, load_pretrained_encoder, load_tokenizer, resolve_encoder
+from annotator.model.config import LinkerConfig
+from annotator.model.encoders import encoder_from_config, load_pretrained_encoder, load_tokenizer, resolve_encoder
 from annotator.errors import ModelLoadError
-from annotator.reader import Reader
-from annotator.retriever import DualEncoder
+from annotator.model.reader import Reader
+from annotator.model.retriever import DualEncoder
 
 logger = logging.getLogger(__name__)
 

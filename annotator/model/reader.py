@@ -11,8 +11,8 @@ from torch.nn import functional as F
 from transformers import PreTrainedModel
 from transformers.models.bert.modeling_bert import BertLayer
 
-from annotator.quantization import precision
-from annotator.tokenization import Batch
+from annotator.runtime.quantization import precision
+from annotator.model.tokenization import Batch
 
 logger = logging.getLogger(__name__)
 

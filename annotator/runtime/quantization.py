@@ -2,7 +2,7 @@
 
 Dynamic int8 quantizes weights per output channel and activations per batch, at run time. On a CPU with
 VNNI this is about 1.5× faster than fp32 (docs/decisions.md#cpu-int8-onnx). The linker's int8 path is ONNX Runtime
-(`annotator.onnx_int8`, faster again, same note); this copy stays as the reference the int8 bench compares with.
+(`annotator.runtime.onnx_int8`, faster again, same note); this copy stays as the reference the int8 bench compares with.
 """
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ import numpy as np
 import torch
 from transformers import PreTrainedTokenizerBase
 
-from annotator.config import LinkerConfig
+from annotator.model.config import LinkerConfig
 
 # EntQA joins two texts with an unused vocabulary entry; where a vocabulary has none we fall back to [SEP].
 TOPIC_MARKER = "[unused1]"

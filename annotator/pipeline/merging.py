@@ -4,8 +4,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from annotator.decoding import LabelledSpan
-from annotator.tokenization import Passage
+from annotator.pipeline.decoding import LabelledSpan
+from annotator.model.tokenization import Passage
 
 
 @dataclass(frozen=True)

@@ -7,10 +7,10 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from annotator.checkpoint import load_checkpoint_tokenizer, load_config, load_retriever
+from annotator.model.checkpoint import load_checkpoint_tokenizer, load_config, load_retriever
 from annotator.entity_index import INDEX_FACTORIES, EntityIndex
-from annotator.pipeline import cached_index_dir, inference_device, kb_encoder, retriever_identity
-from annotator.tokenization import InputBuilder
+from annotator.pipeline.linker import cached_index_dir, inference_device, kb_encoder, retriever_identity
+from annotator.model.tokenization import InputBuilder
 
 
 def build_index(model_dir: str | Path, kb_path: str | Path, out: str | Path | None = None, *,
@@ -38,7 +38,7 @@ def build_index(model_dir: str | Path, kb_path: str | Path, out: str | Path | No
                              batch_size=batch_size or config.batch_sizes(torch_device.type)[1], limit=limit)
 
 
-def main(argv: Sequence[str] | None = None, *, prog: str = "python -m annotator.index") -> int:
+def main(argv: Sequence[str] | None = None, *, prog: str = "python -m annotator.entity_index") -> int:
     """Builds the index the command line asks for; `prog` names the command in help (`entqa index` runs this)."""
     parser = argparse.ArgumentParser(prog=prog, description=__doc__)
     parser.add_argument("--model", required=True, help="checkpoint folder (config.json, tokenizer/, retriever/)")

@@ -5,8 +5,8 @@ import torch
 from torch import nn
 from transformers import PreTrainedModel
 
-from annotator.quantization import precision
-from annotator.tokenization import Batch
+from annotator.runtime.quantization import precision
+from annotator.model.tokenization import Batch
 
 
 class DualEncoder(nn.Module):

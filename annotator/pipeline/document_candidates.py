@@ -13,8 +13,8 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from annotator.merging import LinkedSpan
-from annotator.tokenization import Passage
+from annotator.pipeline.merging import LinkedSpan
+from annotator.model.tokenization import Passage
 
 WORD = re.compile(r"\w+(?:[.'&-]\w+)*")
 # Words that many titles share: matching them would pull in unrelated entities ("Manchester United" for

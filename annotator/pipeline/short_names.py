@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from annotator.document_candidates import WORD, open_capitalised_words, title_words
-from annotator.merging import LinkedSpan
+from annotator.pipeline.document_candidates import WORD, open_capitalised_words, title_words
+from annotator.pipeline.merging import LinkedSpan
 
 MIN_WORD_LEN = 3
 

@@ -5,7 +5,7 @@ torch computes on OpenMP (libgomp) thread teams, one per thread that calls into 
 cores and stops spin-waiting between parallel regions; on a 2-core CPU every reader call was then about 20 %
 slower, for the rest of the process (docs/decisions.md#one-model-thread). One thread keeps one team, and concurrent documents
 queue instead of sharing the cores; the thread links the documents waiting together in one pass
-(`annotator.batching`) when the linker can.
+(`annotator.serving.batching`) when the linker can.
 """
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as WaitTimeout
 
-from annotator.batching import BatchLimits, DocumentQueue, PendingDocument
-from annotator.cancellation import BatchCancellation, Cancellation, LinkingCancelled, cancellable
+from annotator.serving.batching import BatchLimits, DocumentQueue, PendingDocument
+from annotator.runtime.cancellation import BatchCancellation, Cancellation, LinkingCancelled, cancellable
 from annotator.data_types import Mention
 from annotator.linking import BatchEntityLinker, EntityLinker, Span, check_spans
 
@@ -36,7 +36,7 @@ class ThreadBoundLinker:
 
     A document gets `timeout_s` from the call, queueing included. Past that, or once its caller is gone, the
     caller gets LinkingCancelled at once and the linker thread drops the document: before starting it, or at
-    the pipeline's next batch (`annotator.cancellation`), so that it goes on to the documents still wanted. A
+    the pipeline's next batch (`annotator.runtime.cancellation`), so that it goes on to the documents still wanted. A
     pass over several documents stops there only once all of them are dropped.
     """
 

@@ -7,7 +7,7 @@ the training documents had linked the same name to the gold (docs/decisions.md#m
 capitalised name in a passage, the few entities the training links gave that name most often; the reader reads them
 with the retrieved candidates and decides, so a table entry never becomes a link on its own.
 
-Build it from a training corpus with `python -m annotator.mention_table --train T --kb KB --out DIR/mentions.tsv`.
+Build it from a training corpus with `python -m annotator.pipeline.mention_table --train T --kb KB --out DIR/mentions.tsv`.
 The table holds names and KB titles with counts, no text.
 """
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from annotator.document_candidates import WORD
+from annotator.pipeline.document_candidates import WORD
 from annotator.uris import title_from_uri
 
 if TYPE_CHECKING:
@@ -158,7 +158,7 @@ def training_links(documents: Iterable[NifDocument], lookup: TitleLookup) -> Ite
 def main(argv: Sequence[str] | None = None) -> None:
     from annotator.training.data import TitleLookup, load_kb, read_nif_corpus  # building only
 
-    parser = argparse.ArgumentParser(prog="python -m annotator.mention_table", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m annotator.pipeline.mention_table", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--train", type=Path, required=True, help="training corpus (NIF Turtle)")
     parser.add_argument("--kb", type=Path, required=True, help="entity KB: titles are stored as the KB spells them")

@@ -7,7 +7,7 @@ between word boundaries, longest match first — an in-link popularity proxy com
 keep those named at least `min_named` times, plus every entry with both a Wikidata id and a description
 (the FB15k-237 entities that made up the earlier 13.5k demo KB).
 
-    python -m annotator.kb_cut --kb ../shared/data/kb/entities.jsonl.gz --out-kb DIR/entities.jsonl.gz \\
+    python -m annotator.kb.cut --kb ../shared/data/kb/entities.jsonl.gz --out-kb DIR/entities.jsonl.gz \\
         --min-named 2 --parent-index ~/.cache/entqa/indexes/ID --out-index DIR/index
 """
 from __future__ import annotations
@@ -27,7 +27,7 @@ import numpy as np
 from annotator.data_types import Entity
 from annotator.entity_index import MANIFEST, write_compact_vectors
 from annotator.errors import ConfigError
-from annotator.kb import kb_fingerprint, read_kb
+from annotator.kb.reading import kb_fingerprint, read_kb
 
 _QUALIFIER = re.compile(r" \([^()]*\)$")
 # How articles on companies and clubs are titled but seldom named in running text.
@@ -106,7 +106,7 @@ def cut_index(parent: str | Path, rows: np.ndarray, *, full_kb: str | Path, kb_p
     parent, out = Path(parent), Path(out)
     manifest = json.loads((parent / MANIFEST).read_text(encoding="utf-8")) if (parent / MANIFEST).is_file() else {}
     if not manifest.get("complete"):
-        raise ConfigError(f"{parent} holds no finished entity index (build it with python -m annotator.index)")
+        raise ConfigError(f"{parent} holds no finished entity index (build it with python -m annotator.entity_index)")
     if manifest["identity"]["kb_fingerprint"] != kb_fingerprint(full_kb) or manifest["identity"]["kb_limit"]:
         raise ConfigError(f"{parent} is not the whole index of {full_kb}; its rows would not be the KB's")
     if out.exists():
@@ -124,7 +124,7 @@ def cut_index(parent: str | Path, rows: np.ndarray, *, full_kb: str | Path, kb_p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m annotator.kb_cut", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m annotator.kb.cut", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--kb", required=True, help="the full KB (shared format JSON lines)")
     parser.add_argument("--out-kb", required=True, help="the cut KB to write (.jsonl.gz)")

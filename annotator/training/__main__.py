@@ -1,4 +1,4 @@
-"""Command line: `python -m annotator.train retriever|passage-tower|entity-tower|reader --train T --dev D --kb KB --out DIR [options]`.
+"""Command line: `python -m annotator.training retriever|passage-tower|entity-tower|reader --train T --dev D --kb KB --out DIR [options]`.
 
 The stages, in order: `retriever` (both towers, sampled negatives), optionally `passage-tower` (query-side
 fine-tuning against the built index of the whole KB, which stays valid) and `entity-tower` (entity-side
@@ -18,14 +18,14 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from annotator.checkpoint import (has_module, keep_mention_table, load_checkpoint_tokenizer, load_config, load_reader,
+from annotator.model.checkpoint import (has_module, keep_mention_table, load_checkpoint_tokenizer, load_config, load_reader,
                                   load_retriever, new_reader, new_retriever)
-from annotator.config import LinkerConfig
-from annotator.encoders import MINILM, load_tokenizer, resolve_encoder
+from annotator.model.config import LinkerConfig
+from annotator.model.encoders import MINILM, load_tokenizer, resolve_encoder
 from annotator.entity_index import EntityIndex, index_identity
-from annotator.pipeline import cached_index_dir, retriever_identity
-from annotator.retriever import DualEncoder
-from annotator.tokenization import InputBuilder
+from annotator.pipeline.linker import cached_index_dir, retriever_identity
+from annotator.model.retriever import DualEncoder
+from annotator.model.tokenization import InputBuilder
 from annotator.training.data import (TitleLookup, build_documents, load_kb, read_nif_corpus,
                                      read_title_variants)
 from annotator.training.description_passages import description_documents
@@ -35,7 +35,7 @@ from annotator.training.passage_tower_trainer import PassageTowerTrainer, Passag
 from annotator.training.reader_trainer import ReaderTrainer, ReaderTrainingConfig
 from annotator.training.retriever_trainer import RetrieverTrainer, RetrieverTrainingConfig
 
-logger = logging.getLogger("annotator.train")
+logger = logging.getLogger("annotator.training")
 
 # CLI flag -> training config field, for the flags that only override a default.
 _OVERRIDES = {"epochs": "epochs", "batch_size": "batch_size", "grad_accumulation": "grad_accumulation", "lr": "lr",
@@ -48,7 +48,7 @@ _OVERRIDES = {"epochs": "epochs", "batch_size": "batch_size", "grad_accumulation
               "both_towers": "both_towers", "kb_passages": "kb_passages", "title_only_dropout": "title_only_dropout"}
 
 
-def parse_args(argv: Sequence[str] | None = None, *, prog: str = "python -m annotator.train") -> argparse.Namespace:
+def parse_args(argv: Sequence[str] | None = None, *, prog: str = "python -m annotator.training") -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog=prog, description=__doc__)
     parser.add_argument("module", choices=("retriever", "passage-tower", "entity-tower", "reader"))
     parser.add_argument("--train", type=Path, required=True, help="training corpus (NIF Turtle)")
@@ -126,7 +126,7 @@ def kb_vectors(index_dir: Path, retriever: DualEncoder, kb_path: Path, config: L
     return torch.from_numpy(np.asarray(embeddings, dtype=np.float32))
 
 
-def main(argv: Sequence[str] | None = None, *, prog: str = "python -m annotator.train") -> int:
+def main(argv: Sequence[str] | None = None, *, prog: str = "python -m annotator.training") -> int:
     """Trains the stage the command line names; `prog` names the command in help (`entqa train` runs this)."""
     args = parse_args(argv, prog=prog)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from annotator.kb import read_kb
+from annotator.kb.reading import read_kb
 
 logger = logging.getLogger(__name__)
 

@@ -48,10 +48,10 @@ class LinkerConfig:
             default; +0.8 A2KB and +1.9 D2KB dev F1 for the shipped checkpoint (docs/decisions.md#document-candidates).
         short_names: then link a capitalised run left open (end to end) or a given span answered NIL (D2KB)
             that is the first or last words of exactly one multi-word mention the document linked, to its
-            entity ("Cunningham" after "Randall Cunningham"; `annotator.short_names`). Not in the paper, so
+            entity ("Cunningham" after "Randall Cunningham"; `annotator.pipeline.short_names`). Not in the paper, so
             off by default; +0.9 A2KB and +1.1 D2KB dev F1 for the shipped checkpoint (docs/decisions.md#short-names).
         mention_candidates: add to each passage's retrieved candidates, for every capitalised name in it, up to this
-            many entities the training links gave that name most often (`annotator.mention_table`, the checkpoint's
+            many entities the training links gave that name most often (`annotator.pipeline.mention_table`, the checkpoint's
             `mentions.tsv`); the reader decides as for the others. 0 = off (the paper retrieves only); +0.4 A2KB and
             +0.6 D2KB dev F1 for the shipped checkpoint at 3 (docs/decisions.md#mention-table).
         index_type: faiss index for the KB: "flat" (exact inner product), "hnsw" or "ivfpq".

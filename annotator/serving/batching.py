@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 
-from annotator.cancellation import Cancellation, LinkingCancelled
+from annotator.runtime.cancellation import Cancellation, LinkingCancelled
 from annotator.data_types import Mention
 from annotator.linking import Span
 

@@ -12,25 +12,25 @@ from typing import Any, TypeVar
 import numpy as np
 import torch
 
-from annotator.cancellation import check_cancelled
-from annotator.checkpoint import MENTION_TABLE, load_checkpoint_tokenizer, load_config, load_reader, load_retriever
-from annotator.config import LinkerConfig
+from annotator.runtime.cancellation import check_cancelled
+from annotator.model.checkpoint import MENTION_TABLE, load_checkpoint_tokenizer, load_config, load_reader, load_retriever
+from annotator.model.config import LinkerConfig
 from annotator.data_types import Mention
-from annotator.decoding import decode_passage, given_span_scores
-from annotator.descriptions import EntityDescriptions
-from annotator.document_candidates import document_candidates
-from annotator.encoders import cache_dir
+from annotator.pipeline.decoding import decode_passage, given_span_scores
+from annotator.kb.descriptions import EntityDescriptions
+from annotator.pipeline.document_candidates import document_candidates
+from annotator.model.encoders import cache_dir
 from annotator.entity_index import EntityEncoder, EntityIndex, identity_key, index_identity, weights_identity
 from annotator.errors import ModelLoadError
 from annotator.linking import Span, check_spans
-from annotator.mention_table import MentionTable, NameCandidates, with_name_candidates
-from annotator.merging import LinkedSpan, merge, outside, to_character_spans
-from annotator.onnx_int8 import OnnxInt8EntityEncoder, OnnxInt8Reader
-from annotator.quantization import cpu_precision
-from annotator.reader import Reader, span_positions_only
-from annotator.retriever import DualEncoder
-from annotator.short_names import open_name_runs, short_name_links
-from annotator.tokenization import Batch, DocumentTokens, InputBuilder, Passage
+from annotator.pipeline.mention_table import MentionTable, NameCandidates, with_name_candidates
+from annotator.pipeline.merging import LinkedSpan, merge, outside, to_character_spans
+from annotator.runtime.onnx_int8 import OnnxInt8EntityEncoder, OnnxInt8Reader
+from annotator.runtime.quantization import cpu_precision
+from annotator.model.reader import Reader, span_positions_only
+from annotator.model.retriever import DualEncoder
+from annotator.pipeline.short_names import open_name_runs, short_name_links
+from annotator.model.tokenization import Batch, DocumentTokens, InputBuilder, Passage
 from annotator.uris import NIL_NAMESPACE, dbpedia_uri, not_in_wiki_uri
 
 logger = logging.getLogger(__name__)
@@ -242,7 +242,7 @@ class Linker:
                                scores: Sequence[Sequence[PassageScores]], linked: Sequence[list[LinkedSpan]],
                                inputs: Sequence[Sequence[int]], lengths: Sequence[int]) -> list[list[LinkedSpan]]:
         """The second stage: each passage read again against the entities linked elsewhere in its document
-        (`annotator.document_candidates`). End to end, the mentions found outside the first pass's are added;
+        (`annotator.pipeline.document_candidates`). End to end, the mentions found outside the first pass's are added;
         given spans (D2KB) are disambiguated again over all their candidates.
         """
         # NIL answers (given spans) suggest nothing: their entities were not linked.
@@ -268,7 +268,7 @@ class Linker:
 
     def _add_short_names(self, text: str, given: Sequence[Span] | None,
                          linked: list[LinkedSpan]) -> list[LinkedSpan]:
-        """A surname or short form linked to the entity the document linked in full (`annotator.short_names`):
+        """A surname or short form linked to the entity the document linked in full (`annotator.pipeline.short_names`):
         end to end, open capitalised runs are added; given spans (D2KB) answered NIL may take an entity."""
         full = [span for span in linked if self._is_linked(span)]
         if given is None:
@@ -327,7 +327,7 @@ class Linker:
         # otherwise wake each other between passes (docs/decisions.md#no-thread-spinning).
         parts = [batch.rows(chunk) for chunk in chunks]
         for chosen, part in zip(chunks, parts):
-            check_cancelled()  # a document nobody waits for any more stops here (annotator.cancellation)
+            check_cancelled()  # a document nobody waits for any more stops here (annotator.runtime.cancellation)
             part_start, part_end, part_rerank = self._forward(part, width)
             columns = part_start.shape[1]
             start[chosen, :columns], end[chosen, :columns], rerank[chosen] = part_start, part_end, part_rerank
@@ -404,7 +404,7 @@ def _name_candidates(model_dir: Path, config: LinkerConfig, index: EntityIndex) 
     path = model_dir / MENTION_TABLE
     if not path.is_file():
         raise ModelLoadError(f"mention_candidates is {config.mention_candidates} but {path} does not exist "
-                             f"(build it with python -m annotator.mention_table, or set it to 0)")
+                             f"(build it with python -m annotator.pipeline.mention_table, or set it to 0)")
     try:
         table = MentionTable.load(path)
     except ValueError as exc:
