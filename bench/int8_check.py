@@ -20,7 +20,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from annotator.pipeline.linker import Linker, cpu_reader, kb_encoder
+from annotator.pipeline.linker import Linker
+from annotator.runtime.precision import cpu_reader, kb_encoder
 from annotator.runtime.quantization import int8_copy
 from annotator.training.data import TitleLookup, build_documents, load_kb, read_nif_corpus
 from annotator.training.evaluation import RECALL_AT, evaluate_linker, per_document, retrieval_recall

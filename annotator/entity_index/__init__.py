@@ -6,13 +6,14 @@
 - `entity_inputs`: the reader's entity inputs, stored ids gathered by row;
 - `entity_index`: `EntityIndex`, a folder opened for linking.
 
-`python -m annotator.index` is the command line that builds one.
+`python -m annotator.entity_index` is the command line that builds one.
 """
 from annotator.entity_index.build import EntityEncoder
 from annotator.entity_index.entity_index import EntityIndex
-from annotator.entity_index.folder import (COMPACT_VECTORS, MANIFEST, identity_key, index_identity, weights_identity,
-                                           write_compact_vectors)
+from annotator.entity_index.folder import (COMPACT_VECTORS, MANIFEST, cached_index_dir, entity_tower_id, identity_key,
+                                           index_identity, weights_identity, write_compact_vectors)
 from annotator.entity_index.search import INDEX_FACTORIES, new_faiss_index
 
-__all__ = ["COMPACT_VECTORS", "INDEX_FACTORIES", "MANIFEST", "EntityEncoder", "EntityIndex", "identity_key",
-           "index_identity", "new_faiss_index", "weights_identity", "write_compact_vectors"]
+__all__ = ["COMPACT_VECTORS", "INDEX_FACTORIES", "MANIFEST", "EntityEncoder", "EntityIndex", "cached_index_dir",
+           "entity_tower_id", "identity_key", "index_identity", "new_faiss_index", "weights_identity",
+           "write_compact_vectors"]

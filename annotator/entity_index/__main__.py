@@ -9,7 +9,8 @@ from pathlib import Path
 
 from annotator.model.checkpoint import load_checkpoint_tokenizer, load_config, load_retriever
 from annotator.entity_index import INDEX_FACTORIES, EntityIndex
-from annotator.pipeline.linker import cached_index_dir, inference_device, kb_encoder, retriever_identity
+from annotator.entity_index import cached_index_dir, entity_tower_id
+from annotator.runtime.precision import inference_device, kb_encoder
 from annotator.model.tokenization import InputBuilder
 
 
@@ -29,8 +30,9 @@ def build_index(model_dir: str | Path, kb_path: str | Path, out: str | Path | No
         raise ValueError("a partial index (limit) needs an explicit output folder")
     retriever = load_retriever(model_dir, config)
     # Identity and cache folder come from the stored weights, before the GPU's bf16 cast changes them.
-    checkpoint_id = retriever_identity(retriever)
-    out = out if out is not None else cached_index_dir(retriever, kb_path, config)
+    checkpoint_id = entity_tower_id(retriever)
+    out = out if out is not None else cached_index_dir(kb_path=kb_path, entity_tower_id=checkpoint_id,
+                                                         config=config.to_dict())
     retriever = retriever.to(torch_device, dtype)
     builder = InputBuilder(load_checkpoint_tokenizer(model_dir), config)
     return EntityIndex.build(out, kb_path=kb_path, encoder=kb_encoder(retriever, builder, config), builder=builder,

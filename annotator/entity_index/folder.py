@@ -27,6 +27,7 @@ import numpy as np
 import torch
 
 from annotator.kb.reading import kb_fingerprint
+from annotator.model.encoders import cache_dir
 
 MANIFEST = "manifest.json"
 PROGRESS = "progress.json"
@@ -50,6 +51,15 @@ def index_identity(*, kb_path: str | Path | None, checkpoint_id: str, config: Ma
     return identity
 
 
+def cached_index_dir(*, kb_path: str | Path, entity_tower_id: str, config: Mapping[str, Any]) -> Path:
+    """The cache folder where the entity index of `kb_path` for this entity tower and config is built once.
+
+    One folder per KB × entity tower × config: every index type built there shares its vectors.
+    """
+    return cache_dir() / "indexes" / identity_key(index_identity(kb_path=kb_path, checkpoint_id=entity_tower_id,
+                                                                  config=config))
+
+
 def identity_key(identity: Mapping[str, Any]) -> str:
     """A short folder name for an index identity."""
     return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:16]
@@ -63,6 +73,11 @@ def weights_identity(module: torch.nn.Module) -> str:
         value = tensor.detach().cpu()
         digest.update((value.half() if value.is_floating_point() else value).contiguous().numpy().tobytes())
     return digest.hexdigest()
+
+
+def entity_tower_id(retriever: torch.nn.Module) -> str:
+    """Identity of a retriever's entity-tower weights: what a KB index depends on (a new passage tower keeps it)."""
+    return weights_identity(retriever.entity_tower)
 
 
 def read_manifest(directory: Path) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from tqdm.auto import tqdm
 
 from annotator.entity_index.folder import faiss_path
 from annotator.errors import ConfigError, ModelLoadError
-from annotator.runtime.quantization import multiplies_bf16
+from annotator.runtime.hardware import multiplies_bf16
 
 logger = logging.getLogger(__name__)
 

@@ -1,46 +1,33 @@
 """The EntQA linker: passages → retrieval → one batched reader pass → decoding → merging."""
 from __future__ import annotations
 
-import copy
 import logging
-import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 import torch
 
-from annotator.runtime.cancellation import check_cancelled
-from annotator.model.checkpoint import MENTION_TABLE, load_checkpoint_tokenizer, load_config, load_reader, load_retriever
-from annotator.model.config import LinkerConfig
 from annotator.data_types import Mention
-from annotator.pipeline.decoding import decode_passage, given_span_scores
+from annotator.entity_index import EntityIndex
 from annotator.kb.descriptions import EntityDescriptions
-from annotator.pipeline.document_candidates import document_candidates
-from annotator.model.encoders import cache_dir
-from annotator.entity_index import EntityEncoder, EntityIndex, identity_key, index_identity, weights_identity
-from annotator.errors import ModelLoadError
 from annotator.linking import Span, check_spans
-from annotator.pipeline.mention_table import MentionTable, NameCandidates, with_name_candidates
-from annotator.pipeline.merging import LinkedSpan, merge, outside, to_character_spans
-from annotator.runtime.onnx_int8 import OnnxInt8EntityEncoder, OnnxInt8Reader
-from annotator.runtime.quantization import cpu_precision
-from annotator.model.reader import Reader, span_positions_only
+from annotator.model.config import LinkerConfig
+from annotator.model.reader import Reader
 from annotator.model.retriever import DualEncoder
-from annotator.pipeline.short_names import open_name_runs, short_name_links
 from annotator.model.tokenization import Batch, DocumentTokens, InputBuilder, Passage
+from annotator.pipeline.decoding import decode_passage, given_span_scores
+from annotator.pipeline.document_candidates import document_candidates
+from annotator.pipeline.mention_table import NameCandidates, with_name_candidates
+from annotator.pipeline.merging import LinkedSpan, merge, outside, to_character_spans
+from annotator.pipeline.short_names import open_name_runs, short_name_links
+from annotator.runtime.cancellation import check_cancelled
+from annotator.runtime.onnx_int8 import OnnxInt8Reader
 from annotator.uris import NIL_NAMESPACE, dbpedia_uri, not_in_wiki_uri
 
 logger = logging.getLogger(__name__)
-
-ModelT = TypeVar("ModelT", bound=torch.nn.Module)
-Int8T = TypeVar("Int8T")
-
-KB_PATH_ENV = "ENTQA_KB_PATH"
-EMBEDDED_KB = Path("kb") / "entities.jsonl.gz"
-EMBEDDED_INDEX = Path("index")
 
 
 @dataclass(frozen=True)
@@ -56,58 +43,6 @@ class PassageScores:
         """These candidates followed by `other`'s, scored on the same passage."""
         return PassageScores(np.concatenate([self.rows, other.rows]), np.concatenate([self.start, other.start]),
                              np.concatenate([self.end, other.end]), np.concatenate([self.rerank, other.rerank]))
-
-
-def inference_device(device: str | torch.device | None = None) -> tuple[torch.device, torch.dtype]:
-    """The device to run on (CUDA when present) and its dtype: bf16 or fp16 on CUDA, fp32 on the CPU."""
-    device = torch.device(device if device is not None else "cuda" if torch.cuda.is_available() else "cpu")
-    if device.type != "cuda":
-        return device, torch.float32
-    return device, torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
-
-
-def retriever_identity(retriever: DualEncoder) -> str:
-    """Identity of the entity tower's weights: what a KB index depends on (a new passage tower keeps it)."""
-    return weights_identity(retriever.entity_tower)
-
-
-def cached_index_dir(retriever: DualEncoder, kb_path: str | Path, config: LinkerConfig) -> Path:
-    """The cache folder where the entity index of `kb_path` for this entity tower and config is built once."""
-    identity = index_identity(kb_path=kb_path, checkpoint_id=retriever_identity(retriever), config=config.to_dict())
-    return _cache_folder(identity)
-
-
-def _cache_folder(identity: Mapping[str, Any]) -> Path:
-    # One folder per KB × entity tower × config: every index type built there shares its vectors.
-    return cache_dir() / "indexes" / identity_key(identity)
-
-
-def cpu_reader(reader: Reader, builder: InputBuilder, config: LinkerConfig) -> Reader | OnnxInt8Reader:
-    """The reader the linker runs: on the CPU, in `config.cpu_precision` (int8: its ONNX Runtime export)."""
-    return _in_cpu_precision(reader, next(reader.parameters()).device, config, lambda: OnnxInt8Reader(reader, builder))
-
-
-def kb_encoder(retriever: DualEncoder, builder: InputBuilder, config: LinkerConfig) -> EntityEncoder:
-    """What encodes a KB: on the CPU, the entity tower in `config.cpu_precision` (int8: under ONNX Runtime)."""
-    return _in_cpu_precision(retriever, retriever.device, config, lambda: OnnxInt8EntityEncoder(retriever, builder))
-
-
-# A model on the CPU in each precision `cpu_precision` resolves to, given the model and its int8 export's maker.
-# bf16 is a copy, like the int8 export, so that the model stays as it is (the linker's passage tower, which may
-# share the word embeddings with the entity tower, stays fp32).
-_ON_CPU: dict[str, Callable[[Any, Callable[[], Any]], Any]] = {
-    "int8": lambda model, int8: int8(),
-    "bf16": lambda model, int8: copy.deepcopy(model).to(torch.bfloat16),
-    "fp32": lambda model, int8: model,
-}
-
-
-def _in_cpu_precision(model: ModelT, device: torch.device, config: LinkerConfig,
-                      int8: Callable[[], Int8T]) -> ModelT | Int8T:
-    """`model` off the CPU; on it, `model` in `config.cpu_precision` as it resolves (see `_ON_CPU`)."""
-    if device.type != "cpu":
-        return model
-    return _ON_CPU[cpu_precision(config.cpu_precision)](model, int8)
 
 
 class Linker:
@@ -143,30 +78,10 @@ class Linker:
         Raises:
             ModelLoadError: missing checkpoint files, no KB, or an index built for something else.
         """
-        model_dir = Path(model_dir)
-        config = load_config(model_dir).with_env().replace(**dict(config_overrides or {}))
-        device, dtype = inference_device(device)
-        builder = InputBuilder(load_checkpoint_tokenizer(model_dir), config)
-        retriever = load_retriever(model_dir, config)
-        checkpoint_id = retriever_identity(retriever)  # of the stored weights: the GPU's bf16 copy hashes otherwise
-        retriever = retriever.to(device, dtype)
-        reader = cpu_reader(span_positions_only(load_reader(model_dir), config.passage_len - 1).to(device, dtype),
-                            builder, config)
-        kb = _resolve_kb(model_dir, kb_path, required=index_dir is None)
-        identity = index_identity(kb_path=kb, checkpoint_id=checkpoint_id, config=config.to_dict())
-        if index_dir is not None:
-            index = EntityIndex.load(index_dir, identity=identity, index_type=config.index_type)
-        elif _is_embedded_kb(kb, model_dir) and (model_dir / EMBEDDED_INDEX / "manifest.json").is_file():
-            index = EntityIndex.load(model_dir / EMBEDDED_INDEX, identity=identity, index_type=config.index_type)
-        else:
-            directory = _cache_folder(identity)
-            logger.info("entity index for %s: %s (built once, then reused)", kb, directory)
-            index = EntityIndex.build(directory, kb_path=kb, encoder=kb_encoder(retriever, builder, config),
-                                      builder=builder, checkpoint_id=checkpoint_id, index_type=config.index_type,
-                                      batch_size=config.batch_sizes(device.type)[1])
-        return cls(config=config, builder=builder, retriever=retriever, reader=reader, index=index,
-                   device=device, model_dir=model_dir, kb_path=kb, names=_name_candidates(model_dir, config, index),
-                   descriptions=EntityDescriptions.from_kb(kb) if kb is not None else None)
+        from annotator.pipeline.loading import load_linker  # loading imports this module
+
+        return load_linker(model_dir, kb_path=kb_path, index_dir=index_dir, device=device,
+                           config_overrides=config_overrides, linker_type=cls)
 
     def describe(self) -> dict[str, str | int | float]:
         """Model, encoder, KB and its entity count, index, mention table, device and γ in use (for /health)."""
@@ -395,39 +310,3 @@ def _disambiguate(span: Span, document: DocumentTokens, passages: Sequence[Passa
         if values[k] > best_score:
             best_row, best_score = int(passage_scores.rows[k]), float(values[k])
     return LinkedSpan(start, end, best_row, best_score)
-
-
-def _name_candidates(model_dir: Path, config: LinkerConfig, index: EntityIndex) -> NameCandidates | None:
-    """The checkpoint's mention table over the KB, when `config.mention_candidates` asks for it."""
-    if not config.mention_candidates:
-        return None
-    path = model_dir / MENTION_TABLE
-    if not path.is_file():
-        raise ModelLoadError(f"mention_candidates is {config.mention_candidates} but {path} does not exist "
-                             f"(build it with python -m annotator.pipeline.mention_table, or set it to 0)")
-    try:
-        table = MentionTable.load(path)
-    except ValueError as exc:
-        raise ModelLoadError(str(exc)) from exc
-    return table.rows(index.titles, config.mention_candidates)
-
-
-def _is_embedded_kb(kb: Path | None, model_dir: Path) -> bool:
-    """Whether `kb` is the model folder's demo KB, however either path is written (relative, via links)."""
-    return kb is not None and kb.resolve() == (model_dir / EMBEDDED_KB).resolve()
-
-
-def _resolve_kb(model_dir: Path, kb_path: str | Path | None, *, required: bool) -> Path | None:
-    """`kb_path`, else $ENTQA_KB_PATH, else (unless not `required`) the model folder's demo KB."""
-    chosen = kb_path or os.environ.get(KB_PATH_ENV)
-    if chosen:
-        path = Path(chosen)
-        if not path.is_file():
-            raise ModelLoadError(f"KB file {path} does not exist")
-        return path
-    if not required:  # an index folder without a named KB is checked against the model side only
-        return None
-    embedded = model_dir / EMBEDDED_KB
-    if not embedded.is_file():
-        raise ModelLoadError(f"no KB: pass kb_path, set {KB_PATH_ENV} or ship {embedded}")
-    return embedded

@@ -23,7 +23,7 @@ from annotator.model.checkpoint import (has_module, keep_mention_table, load_che
 from annotator.model.config import LinkerConfig
 from annotator.model.encoders import MINILM, load_tokenizer, resolve_encoder
 from annotator.entity_index import EntityIndex, index_identity
-from annotator.pipeline.linker import cached_index_dir, retriever_identity
+from annotator.entity_index import cached_index_dir, entity_tower_id
 from annotator.model.retriever import DualEncoder
 from annotator.model.tokenization import InputBuilder
 from annotator.training.data import (TitleLookup, build_documents, load_kb, read_nif_corpus,
@@ -121,7 +121,7 @@ def training_config(args: argparse.Namespace) -> TrainingConfig:
 
 def kb_vectors(index_dir: Path, retriever: DualEncoder, kb_path: Path, config: LinkerConfig) -> torch.Tensor:
     """The fp32 entity vectors of a built index, checked to come from this KB and this retriever's entity tower."""
-    identity = index_identity(kb_path=kb_path, checkpoint_id=retriever_identity(retriever), config=config.to_dict())
+    identity = index_identity(kb_path=kb_path, checkpoint_id=entity_tower_id(retriever), config=config.to_dict())
     embeddings = EntityIndex.load(index_dir, identity=identity, use_gpu=False).embeddings
     return torch.from_numpy(np.asarray(embeddings, dtype=np.float32))
 
@@ -158,7 +158,8 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "python -m annotator.
         # The index is the one built with --retriever's entity tower, which a resumed entity-tower run has changed.
         reloaded = resuming and args.module == "entity-tower"
         indexed = load_retriever(args.retriever, source_config) if reloaded else retriever
-        index_dir = args.index_dir or cached_index_dir(indexed, args.kb, linker_config)
+        index_dir = args.index_dir or cached_index_dir(kb_path=args.kb, entity_tower_id=entity_tower_id(indexed),
+                                                           config=linker_config.to_dict())
     else:
         linker_config = load_config(args.retriever).replace(max_entity_len=config.max_entity_len)
         tokenizer = load_checkpoint_tokenizer(args.retriever)

@@ -18,7 +18,7 @@ from torch import nn
 from tqdm.auto import tqdm
 from transformers import get_linear_schedule_with_warmup
 
-from annotator.runtime.quantization import multiplies_bf16
+from annotator.runtime.hardware import multiplies_bf16
 from annotator.model.tokenization import Batch, InputBuilder
 
 logger = logging.getLogger(__name__)

@@ -11,7 +11,8 @@ import pytest
 from annotator.model.config import LinkerConfig
 from annotator.errors import ConfigError, ModelLoadError
 from annotator.pipeline.mention_table import MentionTable, main, with_name_candidates
-from annotator.pipeline.linker import MENTION_TABLE, Linker
+from annotator.model.checkpoint import MENTION_TABLE
+from annotator.pipeline.linker import Linker
 from nif.data_types import NifAnnotation, NifDocument
 from nif.write import write_document
 from tests.support.scripted_linker import ScriptedLinker

@@ -12,7 +12,8 @@ import torch
 import annotator.entity_index.build
 from annotator.runtime.cancellation import Cancellation, LinkingCancelled, cancellable
 from annotator.data_types import Mention
-from annotator.pipeline.linker import Linker, cached_index_dir
+from annotator.entity_index import cached_index_dir, entity_tower_id
+from annotator.pipeline.linker import Linker
 from annotator.uris import NIL_NAMESPACE, dbpedia_uri, not_in_wiki_uri
 
 from tests.annotator.test_tokenization import TRICKY, TRICKY_WORDS
@@ -176,13 +177,13 @@ def test_a_gpu_dtype_cast_keeps_the_index_identity_of_the_stored_weights(
     # On CUDA the towers run in bf16; the index (built on the CPU here, or shipped) must still be found.
     from annotator.entity_index.__main__ import build_index
     import annotator.entity_index.__main__
-    import annotator.pipeline.linker
+    import annotator.pipeline.loading
 
     bf16 = lambda device=None: (torch.device("cpu"), torch.bfloat16)  # noqa: E731 - what CUDA returns
-    monkeypatch.setattr(annotator.pipeline.linker, "inference_device", bf16)
+    monkeypatch.setattr(annotator.pipeline.loading, "inference_device", bf16)
     monkeypatch.setattr(annotator.entity_index.__main__, "inference_device", bf16)
-    monkeypatch.setattr(annotator.pipeline.linker, "cpu_reader", lambda reader, builder, config: reader)
-    monkeypatch.setattr(annotator.pipeline.linker, "kb_encoder", lambda retriever, builder, config: retriever)
+    monkeypatch.setattr(annotator.pipeline.loading, "cpu_reader", lambda reader, builder, config: reader)
+    monkeypatch.setattr(annotator.pipeline.loading, "kb_encoder", lambda retriever, builder, config: retriever)
     linker = Linker.from_pretrained(tiny_checkpoint, index_dir=tiny_linker.index.directory)
     assert next(linker.retriever.parameters()).dtype == torch.bfloat16
     assert linker.index.directory == tiny_linker.index.directory
@@ -196,7 +197,8 @@ def test_the_index_command_builds_where_the_linker_looks(tiny_checkpoint: Path, 
     index = build_index(tiny_checkpoint, tiny_kb)  # finds the index tiny_linker built (precision is not identity)
     linker = Linker.from_pretrained(tiny_checkpoint, kb_path=tiny_kb, device="cpu")
     assert index.directory == linker.index.directory == tiny_linker.index.directory
-    assert index.directory == cached_index_dir(linker.retriever, tiny_kb, linker.config)
+    assert index.directory == cached_index_dir(kb_path=tiny_kb, entity_tower_id=entity_tower_id(linker.retriever),
+                                               config=linker.config.to_dict())
     assert index.directory.parent == entqa_cache / "indexes"
     with pytest.raises(ValueError, match="explicit output folder"):
         build_index(tiny_checkpoint, tiny_kb, limit=3)

@@ -14,8 +14,10 @@ from annotator.model.checkpoint import load_checkpoint_tokenizer, load_config, l
 from annotator.model.config import LinkerConfig
 from annotator.errors import ConfigError
 from annotator.runtime.onnx_int8 import OnnxInt8EntityEncoder, OnnxInt8Reader
-from annotator.pipeline.linker import Linker, cpu_reader, kb_encoder
-from annotator.runtime.quantization import cpu_precision, int8_copy, precision
+from annotator.pipeline.linker import Linker
+from annotator.runtime.precision import cpu_reader, kb_encoder
+from annotator.runtime.hardware import cpu_precision
+from annotator.runtime.quantization import int8_copy, precision
 from annotator.model.reader import ReaderLogits, span_positions_only
 from annotator.model.tokenization import InputBuilder, right_padded
 

@@ -33,9 +33,10 @@ index_dir() {  # the cache folder that the index stage built and the linker read
     "$PYTHON" - "$MODEL" "$KB" <<'PY'
 import sys
 from annotator.model.checkpoint import load_config, load_retriever
-from annotator.pipeline.linker import cached_index_dir
+from annotator.entity_index import cached_index_dir, entity_tower_id
 config = load_config(sys.argv[1])
-print(cached_index_dir(load_retriever(sys.argv[1], config), sys.argv[2], config))
+print(cached_index_dir(kb_path=sys.argv[2], entity_tower_id=entity_tower_id(load_retriever(sys.argv[1], config)),
+                       config=config.to_dict()))
 PY
 }
 

@@ -10,7 +10,8 @@ from annotator.model.checkpoint import (load_checkpoint_tokenizer, load_config, 
                                   save_checkpoint)
 from annotator.entity_index import weights_identity
 from annotator.entity_index.__main__ import build_index
-from annotator.pipeline.linker import MENTION_TABLE, cached_index_dir
+from annotator.entity_index import cached_index_dir, entity_tower_id
+from annotator.model.checkpoint import MENTION_TABLE
 from annotator.training.__main__ import main
 from annotator.training.data import TitleLookup, build_documents, load_kb, read_nif_corpus
 from annotator.training.entity_tower_trainer import EntityTowerTrainer, EntityTowerTrainingConfig
@@ -228,7 +229,8 @@ def test_command_line_trains_both_modules_and_resumes(corpus_path, kb_path, enco
     assert json.loads((tower_dir / "config.json").read_text())["shared_towers"] is False
     assert "passage_R@100" in json.loads((tower_dir / "metrics.jsonl").read_text().splitlines()[0])
     tower = load_retriever(tower_dir, load_config(tower_dir))
-    assert cached_index_dir(tower, kb_path, load_config(tower_dir)) == index.directory
+    assert cached_index_dir(kb_path=kb_path, entity_tower_id=entity_tower_id(tower),
+                            config=load_config(tower_dir).to_dict()) == index.directory
 
     # Entity-side stage: the passage tower stays; a resumed run still reads the index of --retriever's entity tower.
     entity_dir = tmp_path / "entity_tower"
