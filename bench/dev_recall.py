@@ -20,8 +20,9 @@ import torch
 from tqdm.auto import tqdm
 
 from annotator.pipeline.linker import Linker
-from annotator.training.data import TitleLookup, build_documents, load_kb, read_nif_corpus
+from annotator.training.data import TitleLookup, build_documents, load_kb
 from annotator.training.evaluation import RECALL_AT, retrieval_recall
+from entqa.corpora import read_corpus
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 
@@ -42,7 +43,7 @@ def main() -> None:
     linker = Linker.from_pretrained(args.model, kb_path=args.kb, index_dir=args.index_dir)
     kb = load_kb(args.kb)
     lookup = TitleLookup(kb)
-    documents = build_documents(read_nif_corpus(args.dataset)[: args.docs], linker.builder, lookup)
+    documents = build_documents(read_corpus(Path(args.dataset), documents=args.docs), linker.builder, lookup)
     started = time.perf_counter()
     ranked, queries = [], []
     with torch.inference_mode():

@@ -13,19 +13,19 @@ are recorded. Every linked gold mention then gets one outcome, first that applie
 - span not found: nothing overlaps it (every candidate's span scored ≤ γ or lost to [CLS]).
 
 Predictions that link no gold are split the same way: on a gold span with another entity, on a NIL gold span,
-overlapping a gold mention with other offsets, or where the gold has no mention at all. Matching is GERBIL's
-strong InKB matching (`gerbil.matching`) on the accepted titles' URIs, without its URI expansion, so the
-totals can differ from `gerbil.run`'s by a few mentions.
+overlapping a gold mention with other offsets, or where the gold has no mention at all. Answers and matching are
+GERBIL's A2KB InKB strong matching with its URI expansion (`gerbil.experiment.document_markings`), so the totals are
+those `python -m gerbil.run --in-process MODEL --kb KB` prints for the same dataset (with the same `--redirects`).
 
-    python -m bench.error_breakdown --kb ../shared/data/kb/entities.jsonl.gz --dataset ../shared/data/aida/dev.ttl \
-        --title-variants ../shared/data/aida/dev_title_variants.tsv
+    python -m bench.error_breakdown --kb ../shared/data/kb/entities.jsonl.gz --dataset ../shared/data/aida/dev.ttl
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from collections import Counter
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -34,11 +34,13 @@ from tqdm.auto import tqdm
 from annotator.data_types import Mention
 from annotator.linking import Span
 from annotator.pipeline.linker import Linker, PassageScores
-from annotator.training.data import (NIL_PREFIX, GoldSpan, TitleLookup, TrainingDocument, build_documents, load_kb,
-                                     read_nif_corpus, read_title_variants, wordpiece_span)
-from annotator.uris import dbpedia_uri
+from annotator.training.data import TitleLookup, TrainingDocument, build_documents, load_kb, wordpiece_span
+from entqa.corpora import corpus_documents, read_dataset
+from gerbil.client import Answer, Task
+from gerbil.datasets import load_redirects
+from gerbil.experiment import document_markings, evaluate
 from gerbil.matching import Marking, match_predictions, strong_span_match, weak_span_match
-from gerbil.scores import Counts
+from nif import annotations_from_mentions
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 
@@ -65,26 +67,23 @@ class CandidateRecordingLinker(Linker):
         return super()._read(inputs, passage_lengths, candidates)
 
 
-def classify_document(golds: Sequence[GoldSpan], reachable: Sequence[bool | None],
-                      nil_spans: Collection[tuple[int, int]],
-                      predictions: Sequence[Mention]) -> tuple[list[str], list[str]]:
-    """The outcome of each gold mention and of each prediction of one document.
+def classify_document(golds: Sequence[Marking], reachable: Sequence[bool | None], emerging: Sequence[Marking],
+                      predicted: Sequence[Marking]) -> tuple[list[str], list[str]]:
+    """The outcome of each InKB gold mention and of each InKB prediction of one document.
 
     Args:
-        golds: the linked gold mentions with their accepted titles.
+        golds: the InKB gold markings, as GERBIL matches them.
         reachable: per gold, whether its entity was among the candidates of a passage holding it (None: the
             entity is not in the KB).
-        nil_spans: (start, end) of the document's NIL gold mentions.
-        predictions: the linker's mentions.
+        emerging: the document's gold markings outside the KB (NIL mentions).
+        predicted: the InKB markings of the linker's answer.
 
     Returns:
         One of `GOLD_OUTCOMES` per gold and one of `PREDICTION_OUTCOMES` per prediction, in input order.
     """
-    gold_markings = [Marking(g.start, g.end, frozenset(map(dbpedia_uri, g.titles)), in_kb=True) for g in golds]
-    predicted = [Marking(p.start, p.end, frozenset({p.uri}), in_kb=True) for p in predictions]
-    pairs = match_predictions(gold_markings, predicted, span_match=strong_span_match)
+    pairs = match_predictions(golds, predicted, span_match=strong_span_match)
     gold_outcomes = []
-    for gold, reach, pair in zip(gold_markings, reachable, pairs):
+    for gold, reach, pair in zip(golds, reachable, pairs):
         if pair is not None:
             gold_outcomes.append("linked correctly")
         elif reach is None:
@@ -98,16 +97,15 @@ def classify_document(golds: Sequence[GoldSpan], reachable: Sequence[bool | None
         else:
             gold_outcomes.append("span not found")
     consumed = set(pairs)
-    nil_markings = [Marking(start, end) for start, end in nil_spans]
     prediction_outcomes = []
     for i, p in enumerate(predicted):
         if i in consumed:
             prediction_outcomes.append("correct")
-        elif any(strong_span_match(g, p) for g in gold_markings):
+        elif any(strong_span_match(g, p) for g in golds):
             prediction_outcomes.append("gold span, wrong entity")
-        elif any(strong_span_match(g, p) for g in nil_markings):
+        elif any(strong_span_match(g, p) for g in emerging):
             prediction_outcomes.append("span of a NIL gold mention")
-        elif any(weak_span_match(g, p) for g in gold_markings + nil_markings):
+        elif any(weak_span_match(g, p) for g in [*golds, *emerging]):
             prediction_outcomes.append("overlaps a gold mention, other offsets")
         else:
             prediction_outcomes.append("no gold mention there")
@@ -116,7 +114,7 @@ def classify_document(golds: Sequence[GoldSpan], reachable: Sequence[bool | None
 
 def reachability(document: TrainingDocument, offsets: Sequence[tuple[int, int]],
                  candidates: Sequence[np.ndarray]) -> list[bool | None]:
-    """Per gold of `document`: whether a passage holding it whole read its entity (None: the gold has no
+    """Per gold link of `document`: whether a passage holding it whole read its entity (None: the gold has no
     KB row or no wordpiece, so no passage holds it).
 
     Args:
@@ -125,7 +123,7 @@ def reachability(document: TrainingDocument, offsets: Sequence[tuple[int, int]],
         candidates: the KB rows each of its passages was read against.
     """
     reach: list[bool | None] = []
-    for gold in document.gold_spans:
+    for gold in document.gold_links:
         pieces = wordpiece_span(offsets, gold.start, gold.end)
         found = [g.row in rows for passage, rows in zip(document.passages, candidates) for g in passage.golds
                  if (g.start + passage.passage.token_start, g.end + passage.passage.token_start) == pieces]
@@ -145,45 +143,58 @@ def main() -> None:
     parser.add_argument("--model", default=str(REPOSITORY / "models" / "entqa-minilm"), help="checkpoint folder")
     parser.add_argument("--kb", help="KB file (default: the checkpoint's demo KB)")
     parser.add_argument("--dataset", required=True, help="NIF corpus with gold annotations")
-    parser.add_argument("--title-variants", help="TSV of other accepted titles (shared: aida/dev_title_variants.tsv)")
+    parser.add_argument("--redirects", type=Path, help="TSV of source<TAB>target URIs or titles (as gerbil.run's)")
     parser.add_argument("--docs", type=int, help="only the first N documents")
     parser.add_argument("--k", type=int, help="candidates per passage (default: the checkpoint's)")
     parser.add_argument("--threshold", type=float, help="γ (default: the checkpoint's)")
-    parser.add_argument("--out", help="write the counts and every error (document, span, surface, titles) as JSON")
+    parser.add_argument("--out", help="write the counts and every error (document, span, surface, URIs) as JSON")
     args = parser.parse_args()
 
     overrides = {name: value for name, value in (("top_k", args.k), ("threshold", args.threshold)) if value is not None}
     linker = CandidateRecordingLinker.from_pretrained(args.model, kb_path=args.kb, config_overrides=overrides)
     kb = load_kb(linker.kb_path)
     lookup = TitleLookup(kb)
-    nif_documents = read_nif_corpus(args.dataset)[: args.docs]
-    variants = read_title_variants(args.title_variants) if args.title_variants else None
-    documents = build_documents(nif_documents, linker.builder, lookup, title_variants=variants)
+    dataset = read_dataset(Path(args.dataset), documents=args.docs)
+    if args.redirects:
+        dataset = dataclasses.replace(dataset, redirects=load_redirects(args.redirects))
+    documents = build_documents(corpus_documents(dataset.documents), linker.builder, lookup)
+
+    answers, reach_by_span = [], []
+    for document in tqdm(documents, desc="linking", unit="doc"):
+        # as gerbil.run's in-process annotator answers: one annotation per span, no confidence
+        annotations = annotations_from_mentions(linker.link(document.text))
+        answers.append(Answer(tuple(dataclasses.replace(a, confidence=None) for a in annotations), 0.0))
+        offsets = linker.builder.tokenize_document(document.text).offsets
+        reach = reachability(document, offsets, linker.candidates)
+        reach_by_span.append({(g.start, g.end): r for g, r in zip(document.gold_links, reach)})
 
     gold_counts: Counter[str] = Counter()
     prediction_counts: Counter[str] = Counter()
     errors = []
-    for nif_document, document in zip(tqdm(nif_documents, desc="linking", unit="doc"), documents):
-        predictions = linker.link(document.text)
-        offsets = linker.builder.tokenize_document(document.text).offsets
-        reach = reachability(document, offsets, linker.candidates)
-        nil_spans = {(a.start, a.end) for a in nif_document.annotations if a.uris and a.uris[0].startswith(NIL_PREFIX)}
-        gold_outcomes, prediction_outcomes = classify_document(document.gold_spans, reach, nil_spans, predictions)
+    markings = document_markings(dataset, answers, task=Task.A2KB)
+    for nif_document, answer, (gold, predicted), reach in zip(dataset.documents, answers, markings, reach_by_span):
+        golds = [g for g in gold if g.in_kb]
+        predicted = [p for p in predicted if p.in_kb]
+        gold_outcomes, prediction_outcomes = classify_document(
+            golds, [reach.get((g.start, g.end)) for g in golds], [g for g in gold if not g.in_kb], predicted)
         gold_counts.update(gold_outcomes)
         prediction_counts.update(prediction_outcomes)
-        errors += [{"document": document.uri, "gold": [g.start, g.end], "surface": document.text[g.start:g.end],
-                    "titles": sorted(g.titles), "outcome": outcome}
-                   for g, outcome in zip(document.gold_spans, gold_outcomes) if outcome != "linked correctly"]
-        errors += [{"document": document.uri, "predicted": [p.start, p.end], "surface": p.surface, "title": p.title,
-                    "score": p.score, "outcome": outcome}
-                   for p, outcome in zip(predictions, prediction_outcomes) if outcome != "correct"]
+        text = nif_document.text
+        uris = {(a.start, a.end): list(a.uris) for a in nif_document.annotations}
+        answered = {(a.start, a.end): list(a.uris) for a in answer.annotations}
+        errors += [{"document": nif_document.uri, "gold": [g.start, g.end], "surface": text[g.start:g.end],
+                    "uris": uris[g.start, g.end], "outcome": outcome}
+                   for g, outcome in zip(golds, gold_outcomes) if outcome != "linked correctly"]
+        errors += [{"document": nif_document.uri, "predicted": [p.start, p.end], "surface": text[p.start:p.end],
+                    "uris": answered[p.start, p.end], "outcome": outcome}
+                   for p, outcome in zip(predicted, prediction_outcomes) if outcome != "correct"]
 
-    tp = gold_counts["linked correctly"]
-    scores = Counts(tp, sum(prediction_counts.values()) - tp, sum(gold_counts.values()) - tp).prf()
+    scores = evaluate(dataset, answers, task=Task.A2KB)["inkb"]
     print(lookup.report())
     print(f"{len(documents)} documents, K={linker.config.top_k}, γ={linker.config.threshold:g}, "
-          f"{linker.describe()['entities']} entities; InKB P / R / F1 "
-          f"{100 * scores.precision:.1f} / {100 * scores.recall:.1f} / {100 * scores.f1:.1f}")
+          f"{linker.describe()['entities']} entities; InKB tp {scores.counts.tp} fp {scores.counts.fp} "
+          f"fn {scores.counts.fn}, micro P / R / F1 {100 * scores.micro.precision:.1f} / "
+          f"{100 * scores.micro.recall:.1f} / {100 * scores.micro.f1:.1f}")
     _table("linked gold mentions", gold_counts, GOLD_OUTCOMES)
     _table("predictions", prediction_counts, PREDICTION_OUTCOMES)
     if args.out:

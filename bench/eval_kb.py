@@ -10,24 +10,21 @@ must be reported with its size.
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
-from annotator.training.data import KnowledgeBase, TitleLookup, load_kb, read_nif_corpus, sample_kb_rows
-from annotator.uris import title_from_uri
+from annotator.training.data import KnowledgeBase, TitleLookup, load_kb, sample_kb_rows
+from entqa.corpora import read_corpus
 
 
 def gold_rows(kb: KnowledgeBase, corpus: str) -> set[int]:
     """KB rows of the corpus's linked gold entities (NIL and unknown titles skipped)."""
     lookup = TitleLookup(kb)
     rows = set()
-    for document in read_nif_corpus(corpus):
-        for annotation in document.annotations:
-            for uri in annotation.uris:
-                try:
-                    row = lookup.row(title_from_uri(uri))
-                except ValueError:  # not a DBpedia/Wikipedia IRI: a NIL mention
-                    continue
-                if row is not None:
-                    rows.add(row)
+    for document in read_corpus(Path(corpus)):
+        for link in document.links:
+            row = lookup.row(link.title) if link.title is not None else None
+            if row is not None:
+                rows.add(row)
     return rows
 
 

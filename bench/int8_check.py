@@ -3,8 +3,8 @@
 Prints: KB encoding speed of fp32, torch's int8 copy, the ONNX Runtime int8 entity tower and a bf16 copy
 (the last two are what `cpu_precision` "int8" and "bf16" encode a KB with) and the cosine of their entity
 vectors to fp32 (a random sample of the KB); dev retriever recall with fp32, int8 and bf16 entity vectors
-(passages fp32, as the linker runs); and the reader's speed and InKB F1 (strong match) on the first N
-documents with each of those readers (`--compile`: also the fp32 and bf16 readers under `torch.compile`).
+(passages fp32, as the linker runs); and the reader's speed and GERBIL's A2KB InKB F1 (`gerbil.experiment.linker_scores`)
+on the first N documents with each of those readers (`--compile`: also the fp32 and bf16 readers under `torch.compile`).
 bf16 is fast only on a CPU with AMX ("auto" picks it there). Figures are printed, never asserted.
 
     python -m bench.int8_check --kb ~/.cache/entqa/eval_kb_dev_20k.jsonl.gz \
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import dataclasses
 import time
 from pathlib import Path
 
@@ -23,9 +24,11 @@ import torch
 from annotator.pipeline.linker import Linker
 from annotator.runtime.precision import cpu_reader, kb_encoder
 from annotator.runtime.quantization import int8_copy
-from annotator.training.data import TitleLookup, build_documents, load_kb, read_nif_corpus
-from annotator.training.evaluation import RECALL_AT, evaluate_linker, per_document, retrieval_recall
+from annotator.training.data import TitleLookup, build_documents, load_kb
+from annotator.training.evaluation import RECALL_AT, per_document, retrieval_recall
 from annotator.training.loop import encode, top_k
+from entqa.corpora import corpus_documents, read_dataset
+from gerbil.experiment import linker_scores
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 
@@ -67,8 +70,8 @@ def main() -> None:
               f"1st percentile {np.percentile(cosine, 1):.4f}")
 
     kb = load_kb(args.kb)
-    corpus = read_nif_corpus(args.dataset)
-    documents = build_documents(corpus, linker.builder, TitleLookup(kb))
+    dataset = read_dataset(Path(args.dataset))
+    documents = build_documents(corpus_documents(dataset.documents), linker.builder, TitleLookup(kb))
     with torch.inference_mode():
         passages = encode(linker.retriever.embed_passages, linker.builder,
                           [p.input_ids for d in documents for p in d.passages], batch_size=batch_size,
@@ -83,7 +86,7 @@ def main() -> None:
         print(f"recall, {name} entity vectors, {len(documents)} docs: "
               + ", ".join(f"{key} {value:.2f}" for key, value in metrics.items()))
 
-    linked = documents[: args.docs]
+    linked = dataclasses.replace(dataset, documents=dataset.documents[: args.docs])
     readers = {"fp32": linker.reader, "torch int8": int8_copy(linker.reader),
                **{name: cpu_reader(linker.reader, linker.builder, config) for name, config in configs.items()}}
     if args.compile:
@@ -92,11 +95,12 @@ def main() -> None:
         candidate = copy.copy(linker)
         candidate.reader = reader
         started = time.perf_counter()
-        candidate.link(linked[0].text)  # one-time costs (export, quantization, compilation) off the clock
+        candidate.link(linked.documents[0].text)  # one-time costs (export, quantization, compilation) off the clock
         print(f"reader {name}: first document {time.perf_counter() - started:.1f} s")
         started = time.perf_counter()
-        scores = evaluate_linker(candidate, linked)
-        print(f"reader {name}, first {len(linked)} docs, K={args.k}: {(time.perf_counter() - started) / len(linked):.2f} "
+        scores = linker_scores(linked, candidate)
+        print(f"reader {name}, first {len(linked.documents)} docs, K={args.k}: "
+              f"{(time.perf_counter() - started) / len(linked.documents):.2f} "
               f"s/doc, P {scores['precision']:.2f} R {scores['recall']:.2f} F1 {scores['f1']:.2f}")
 
 

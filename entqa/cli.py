@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 DELEGATED_COMMANDS = {
     "index": ("annotator.entity_index.__main__",
               "build a KB's entity index ahead of time (python -m annotator.entity_index)"),
-    "train": ("annotator.training.__main__", "train the retriever or the reader (python -m annotator.training)"),
+    "train": ("entqa.train", "train the retriever or the reader (python -m entqa.train)"),
     "evaluate": ("gerbil.run", "replay GERBIL A2KB/D2KB experiments on datasets (python -m gerbil.run)"),
 }
 # gunicorn's settings, shipped inside this package (a link to the checkout's top-level gunicorn.conf.py).

@@ -7,11 +7,11 @@ import logging
 import time
 import urllib.request
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from annotator.linking import EntityLinker
-from nif import parse_document, write_document
+from nif import annotations_from_mentions, parse_document, write_document
 from nif.data_types import NifAnnotation, NifDocument
 
 logger = logging.getLogger(__name__)
@@ -113,7 +113,10 @@ class HttpAnnotator:
 
 
 class InProcessAnnotator:
-    """An `EntityLinker` called directly, skipping HTTP and NIF, for fast experiments."""
+    """An `EntityLinker` called directly, skipping HTTP and NIF, for fast experiments.
+
+    Its mentions become annotations as the web service's do (`nif.annotations_from_mentions`), so both answer alike.
+    """
 
     def __init__(self, linker: EntityLinker, *, with_confidence: bool = False) -> None:
         """Args:
@@ -135,6 +138,7 @@ class InProcessAnnotator:
             logger.warning("linker failed on %s: %s", document.uri, error)
             return Answer((), time.perf_counter() - started, f"{type(error).__name__}: {error}")
         latency = time.perf_counter() - started
-        annotations = tuple(
-            NifAnnotation(m.start, m.end, (m.uri,), m.score if self.with_confidence else None) for m in mentions)
+        annotations = annotations_from_mentions(mentions, spans=spans)
+        if not self.with_confidence:
+            annotations = tuple(replace(annotation, confidence=None) for annotation in annotations)
         return Answer(annotations, latency)

@@ -7,7 +7,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import partial
 
-from gerbil.client import Annotator, Answer, Task
+from annotator.linking import EntityLinker
+from gerbil.client import Annotator, Answer, InProcessAnnotator, Task
 from gerbil.datasets import Dataset
 from gerbil.matching import SPAN_MATCHES, Marking, count_matches, drop_unmatched_spans, strong_span_match
 from gerbil.scores import Scores, score_documents
@@ -81,13 +82,41 @@ def to_markings(annotations: Iterable[NifAnnotation], *, expander: UriExpander,
     return markings
 
 
+def document_markings(dataset: Dataset, answers: Sequence[Answer], *, task: Task,
+                      kb_prefixes: Sequence[str] = KB_PREFIXES) -> list[tuple[list[Marking], list[Marking]]]:
+    """Per document, the gold and predicted markings as GERBIL matches them (expanded and classified).
+
+    D2KB first drops the predictions on no gold span.
+
+    Args:
+        dataset: the gold dataset.
+        answers: one answer per document, in the dataset's order.
+        task: the experiment type.
+        kb_prefixes: the KB namespace whitelist.
+
+    Returns:
+        (gold, predicted) per document.
+    """
+    if len(answers) != len(dataset.documents):
+        raise ValueError(f"expected {len(dataset.documents)} answers, got {len(answers)}")
+    expander = dataset.expander()
+    pairs = []
+    for document, answer in zip(dataset.documents, answers):
+        gold = to_markings(document.annotations, expander=expander, kb_prefixes=kb_prefixes)
+        predicted = to_markings(answer.annotations, expander=expander, kb_prefixes=kb_prefixes)
+        if task is Task.D2KB:
+            predicted = drop_unmatched_spans(gold, predicted)
+        pairs.append((gold, predicted))
+    return pairs
+
+
 def evaluate(dataset: Dataset, answers: Sequence[Answer], *, task: Task, matching: str = "strong",
              kb_prefixes: Sequence[str] = KB_PREFIXES) -> dict[str, Scores]:
     """Scores the answers to a dataset's documents, per class.
 
-    D2KB uses the strong entity match and first drops predictions on no gold span; A2KB uses the chosen
-    span matching plus meaning matching. Per class, gold and predictions are both filtered to that class
-    before matching (GERBIL `MarkingClassBasedMarkingFilter`).
+    D2KB uses the strong entity match on `document_markings`; A2KB uses the chosen span matching plus meaning
+    matching. Per class, gold and predictions are both filtered to that class before matching (GERBIL
+    `MarkingClassBasedMarkingFilter`).
 
     Args:
         dataset: the gold dataset.
@@ -99,19 +128,10 @@ def evaluate(dataset: Dataset, answers: Sequence[Answer], *, task: Task, matchin
     Returns:
         Class name → scores.
     """
-    if len(answers) != len(dataset.documents):
-        raise ValueError(f"expected {len(dataset.documents)} answers, got {len(answers)}")
     if matching not in SPAN_MATCHES:
         raise ValueError(f"unknown matching {matching!r}; expected one of {sorted(SPAN_MATCHES)}")
     span_match = strong_span_match if task is Task.D2KB else SPAN_MATCHES[matching]
-    expander = dataset.expander()
-    pairs = []
-    for document, answer in zip(dataset.documents, answers):
-        gold = to_markings(document.annotations, expander=expander, kb_prefixes=kb_prefixes)
-        predicted = to_markings(answer.annotations, expander=expander, kb_prefixes=kb_prefixes)
-        if task is Task.D2KB:
-            predicted = drop_unmatched_spans(gold, predicted)
-        pairs.append((gold, predicted))
+    pairs = document_markings(dataset, answers, task=task, kb_prefixes=kb_prefixes)
     count = partial(count_matches, span_match=span_match)
     return {
         name: score_documents([([g for g in gold if keep(g)], [p for p in predicted if keep(p)])
@@ -146,3 +166,14 @@ def run_experiment(dataset: Dataset, annotator: Annotator, *, task: Task, matchi
         dataset=dataset.name, task=task, matching="strong" if task is Task.D2KB else matching,
         scores=evaluate(dataset, answers, task=task, matching=matching, kb_prefixes=kb_prefixes),
         documents=len(answers), errors=errors, latencies_s=tuple(a.latency_s for a in answers))
+
+
+def linker_scores(dataset: Dataset, linker: EntityLinker) -> dict[str, float]:
+    """A linker's A2KB InKB scores on a dataset in percent, as `python -m gerbil.run --in-process` scores them.
+
+    Returns:
+        {"precision", "recall", "f1"} (micro) and "macro_f1".
+    """
+    inkb = run_experiment(dataset, InProcessAnnotator(linker), task=Task.A2KB).scores["inkb"]
+    return {"precision": 100 * inkb.micro.precision, "recall": 100 * inkb.micro.recall, "f1": 100 * inkb.micro.f1,
+            "macro_f1": 100 * inkb.macro.f1}

@@ -7,32 +7,22 @@ the training documents had linked the same name to the gold (docs/decisions.md#m
 capitalised name in a passage, the few entities the training links gave that name most often; the reader reads them
 with the retrieved candidates and decides, so a table entry never becomes a link on its own.
 
-Build it from a training corpus with `python -m annotator.pipeline.mention_table --train T --kb KB --out DIR/mentions.tsv`.
+Build it from a training corpus with `python -m entqa.mention_table --train T --kb KB --out DIR/mentions.tsv`.
 The table holds names and KB titles with counts, no text.
 """
 from __future__ import annotations
 
-import argparse
 import bisect
 import csv
-import logging
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from annotator.pipeline.document_candidates import WORD
-from annotator.uris import title_from_uri
-
-if TYPE_CHECKING:
-    from annotator.training.data import TitleLookup
-    from nif.data_types import NifDocument
-
-logger = logging.getLogger(__name__)
 
 MAX_NAME_WORDS = 4
 # Lower-case words that may sit inside a name ("Bank of England", "Real Madrid de ...").
@@ -140,37 +130,3 @@ def with_name_candidates(retrieved: Sequence[np.ndarray], extra: Sequence[Sequen
         added = [row for row in names if row not in have]
         result.append(np.concatenate([rows, np.asarray(added, dtype=rows.dtype)]) if added else rows)
     return result
-
-
-def training_links(documents: Iterable[NifDocument], lookup: TitleLookup) -> Iterable[tuple[str, str]]:
-    """(name, KB title) of every linked mention of NIF documents whose title `lookup` finds in the KB."""
-    for doc in documents:
-        for annotation in doc.annotations:
-            try:
-                title = title_from_uri(annotation.uris[0] if annotation.uris else "")
-            except ValueError:
-                continue  # NIL, or outside the KB's namespaces
-            row = lookup.row(title)
-            if row is not None:
-                yield doc.text[annotation.start:annotation.end], lookup.kb.titles[row]
-
-
-def main(argv: Sequence[str] | None = None) -> None:
-    from annotator.training.data import TitleLookup, load_kb, read_nif_corpus  # building only
-
-    parser = argparse.ArgumentParser(prog="python -m annotator.pipeline.mention_table", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--train", type=Path, required=True, help="training corpus (NIF Turtle)")
-    parser.add_argument("--kb", type=Path, required=True, help="entity KB: titles are stored as the KB spells them")
-    parser.add_argument("--out", type=Path, required=True, help="the table (TSV), e.g. MODEL_DIR/mentions.tsv")
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    lookup = TitleLookup(load_kb(args.kb))
-    table = MentionTable.from_links(training_links(read_nif_corpus(args.train), lookup))
-    table.save(args.out)
-    logger.info("%s; %d names, %d (name, entity) pairs written to %s", lookup.report(), len(table),
-                sum(len(v) for v in table.entities.values()), args.out)
-
-
-if __name__ == "__main__":
-    main()

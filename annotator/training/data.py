@@ -1,28 +1,42 @@
-"""Training data: the KB in memory, NIF documents cut into passages, gold mentions as wordpiece spans."""
+"""Training data: the KB in memory, corpus documents cut into passages, gold mentions as wordpiece spans.
+
+Corpora enter as `CorpusDocument`s; reading them from files (NIF) is the command lines' job (`entqa.corpora`).
+"""
 from __future__ import annotations
 
-import csv
 import gzip
 import json
 import logging
 import random
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
 from annotator.kb.reading import read_kb
 from annotator.model.tokenization import DocumentTokens, InputBuilder, Passage
-from annotator.uris import DBPEDIA_RESOURCE, title_from_uri
-
-if TYPE_CHECKING:  # nif is imported lazily: only training reads corpora
-    from nif.data_types import NifDocument
 
 logger = logging.getLogger(__name__)
 
-NIL_PREFIX = "http://aida/notInWiki/"
+
+@dataclass(frozen=True)
+class GoldLink:
+    """A gold mention: the characters [start, end) of its document's text (code points) and the enwiki title it
+    links to, or None for a mention without a KB entity (NIL)."""
+
+    start: int
+    end: int
+    title: str | None
+
+
+@dataclass(frozen=True)
+class CorpusDocument:
+    """A document of a training or dev corpus: its text and its gold links."""
+
+    uri: str
+    text: str
+    links: tuple[GoldLink, ...] = ()
 
 
 @dataclass
@@ -155,40 +169,15 @@ class TrainingPassage:
 
 
 @dataclass(frozen=True)
-class GoldSpan:
-    """A linked gold mention in character offsets with the titles that count as correct for it."""
-
-    start: int
-    end: int
-    titles: frozenset[str]
-
-
-@dataclass(frozen=True)
 class TrainingDocument:
     uri: str
     text: str
-    gold_spans: tuple[GoldSpan, ...]  # InKB golds only (NIL mentions are not linked)
+    gold_links: tuple[GoldLink, ...]  # the links with a title (NIL mentions are not linked)
     passages: tuple[TrainingPassage, ...]
 
     @property
     def gold_rows(self) -> frozenset[int]:
         return frozenset(g.row for p in self.passages for g in p.golds)
-
-
-def read_nif_corpus(path: str | Path) -> list[NifDocument]:
-    """The `NifDocument`s of a NIF Turtle corpus, in document order."""
-    from nif.parse import documents_in, load_graph  # training only: inference does not depend on nif
-
-    documents = documents_in(load_graph(Path(path).read_text(encoding="utf-8")))
-    logger.info("read %d documents from %s", len(documents), path)
-    return documents
-
-
-def read_title_variants(path: str | Path) -> dict[tuple[str, int, int], str]:
-    """(doc_uri, begin, end) → the other accepted title, from the shared `dev_title_variants.tsv`."""
-    with open(path, encoding="utf-8", newline="") as f:
-        return {(r["doc_uri"], int(r["begin"]), int(r["end"])): r["original_aida_title"]
-                for r in csv.DictReader(f, delimiter="\t") if r["original_aida_title"]}
 
 
 def wordpiece_span(offsets: Sequence[tuple[int, int]], start: int, end: int) -> tuple[int, int] | None:
@@ -197,45 +186,37 @@ def wordpiece_span(offsets: Sequence[tuple[int, int]], start: int, end: int) -> 
     return (inside[0], inside[-1]) if inside else None
 
 
-def build_documents(nif_documents: Sequence[NifDocument], builder: InputBuilder, lookup: TitleLookup, *,
-                    title_variants: Mapping[tuple[str, int, int], str] | None = None) -> list[TrainingDocument]:
+def build_documents(corpus: Sequence[CorpusDocument], builder: InputBuilder,
+                    lookup: TitleLookup) -> list[TrainingDocument]:
     """Tokenises documents, cuts them into passages and assigns each gold mention to every passage
     whose wordpieces contain it entirely.
 
     Args:
-        nif_documents: `nif.data_types.NifDocument`s.
+        corpus: the documents with their gold links.
         builder: the input builder of the model being trained.
         lookup: resolves gold titles to KB rows (and counts the outcomes).
-        title_variants: other titles accepted for a gold span (for scoring only).
 
     Returns:
         One `TrainingDocument` per input document; NIL and unresolved mentions carry no gold.
     """
-    variants = title_variants or {}
     skipped: Counter[str] = Counter()
     documents = []
-    for doc_index, doc in enumerate(nif_documents):
+    for doc_index, doc in enumerate(corpus):
         tokens = builder.tokenize_document(doc.text)
         mentions: list[tuple[int, int, int]] = []  # (row, first wordpiece, last wordpiece)
-        spans: list[GoldSpan] = []
-        for annotation in doc.annotations:
-            uri = annotation.uris[0] if annotation.uris else ""
-            if uri.startswith(NIL_PREFIX):
+        links: list[GoldLink] = []
+        for link in doc.links:
+            if link.title is None:
                 skipped["NIL"] += 1
                 continue
-            if not uri.startswith(DBPEDIA_RESOURCE):
-                skipped["not a DBpedia URI"] += 1
-                continue
-            title = title_from_uri(uri)
-            other = variants.get((doc.uri.split("#", 1)[0], annotation.start, annotation.end))
-            spans.append(GoldSpan(annotation.start, annotation.end, frozenset({title} | ({other} if other else set()))))
-            row = lookup.row(title)
-            pieces = wordpiece_span(tokens.offsets, annotation.start, annotation.end)
+            links.append(link)
+            row = lookup.row(link.title)
+            pieces = wordpiece_span(tokens.offsets, link.start, link.end)
             if row is None or pieces is None:
                 skipped["title not in KB" if row is None else "no wordpiece"] += 1
                 continue
             mentions.append((row, *pieces))
-        documents.append(TrainingDocument(doc.uri, doc.text, tuple(spans),
+        documents.append(TrainingDocument(doc.uri, doc.text, tuple(links),
                                           cut_passages(builder, tokens, doc_index, mentions)))
     logger.info("%s; mentions not linked: %s", lookup.report(), dict(skipped))
     return documents

@@ -35,7 +35,7 @@ from typing import NamedTuple
 import ahocorasick
 
 from annotator.model.tokenization import InputBuilder
-from annotator.training.data import GoldSpan, KnowledgeBase, TrainingDocument, cut_passages, wordpiece_span
+from annotator.training.data import GoldLink, KnowledgeBase, TrainingDocument, cut_passages, wordpiece_span
 
 logger = logging.getLogger(__name__)
 
@@ -266,7 +266,7 @@ def _document(kb: KnowledgeBase, builder: InputBuilder, row: int, found: FoundMe
     tokens = builder.tokenize_document(text)
     pieces = [(hit, *span) for start, end, hit in found.labelled
               if (span := wordpiece_span(tokens.offsets, start, end)) is not None]
-    spans = tuple(GoldSpan(start, end, frozenset({kb.titles[hit]})) for start, end, hit in found.labelled)
+    links = tuple(GoldLink(start, end, kb.titles[hit]) for start, end, hit in found.labelled)
     passages = cut_passages(builder, tokens, index, pieces,
                             title_only_rows=frozenset({row}), unlabelled_rows=found.unlabelled_rows)
-    return TrainingDocument(DESCRIPTION_URI + kb.titles[row], text, spans, passages)
+    return TrainingDocument(DESCRIPTION_URI + kb.titles[row], text, links, passages)

@@ -1,8 +1,11 @@
-"""Dev evaluation: retriever recall at passage and document level, linker P/R/F1 with GERBIL's strong matching."""
+"""Dev evaluation: retriever recall at passage and document level; the linker to score end to end.
+
+Linking scores are GERBIL's: the command line passes them in as a `LinkingScores` (`gerbil.experiment.linker_scores`),
+so that a trainer reports what `python -m gerbil.run` would print for its checkpoint.
+"""
 from __future__ import annotations
 
-import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import torch
@@ -12,11 +15,11 @@ from annotator.model.retriever import DualEncoder
 from annotator.model.tokenization import InputBuilder
 from annotator.training.data import KnowledgeBase, TrainingDocument
 from annotator.training.loop import encode, top_k
-from annotator.uris import dbpedia_uri
-
-logger = logging.getLogger(__name__)
 
 RECALL_AT = (1, 10, 100)
+
+# A linker's dev scores in percent, "f1" among them.
+LinkingScores = Callable[[EntityLinker], Mapping[str, float]]
 
 
 def retrieval_recall(documents: Sequence[TrainingDocument], ranked: Sequence[Sequence[Sequence[int]]], kb: KnowledgeBase,
@@ -100,35 +103,11 @@ def evaluate_retriever(retriever: DualEncoder, builder: InputBuilder, documents:
     return retrieval_recall(documents, ranked, kb)
 
 
-def evaluate_linker(linker: EntityLinker, documents: Sequence[TrainingDocument]) -> dict[str, float]:
-    """Micro P/R/F1 (percentages) of end-to-end linking, scored like GERBIL's A2KB InKB strong matching.
-
-    The linker sees each document's text through its public `link()`; a prediction is correct when
-    its span equals a gold span exactly and its URI is one of the gold's accepted titles' URIs, each
-    gold consuming at most one prediction. Gold mentions are the InKB ones (NIL mentions excluded).
-    """
-    from gerbil.matching import Marking, count_matches, strong_span_match
-    from gerbil.scores import summarize
-
-    per_document = []
-    for document in documents:
-        gold = [Marking(g.start, g.end, frozenset(dbpedia_uri(t) for t in g.titles), in_kb=True)
-                for g in document.gold_spans]
-        predicted = [Marking(m.start, m.end, frozenset({m.uri}), in_kb=True) for m in linker.link(document.text)]
-        per_document.append(count_matches(gold, predicted, span_match=strong_span_match))
-    scores = summarize(per_document)
-    return {"precision": 100 * scores.micro.precision, "recall": 100 * scores.micro.recall,
-            "f1": 100 * scores.micro.f1, "macro_f1": 100 * scores.macro.f1}
-
-
-def pipeline_linker(checkpoint: Path, kb_path: Path, *, top_k: int) -> EntityLinker | None:
-    """The inference pipeline's linker over a checkpoint and KB file, or None when it is not installed.
+def pipeline_linker(checkpoint: Path, kb_path: Path, *, top_k: int) -> EntityLinker:
+    """The inference pipeline's linker over a checkpoint and KB file, for the end-to-end dev evaluation.
 
     `top_k` overrides the checkpoint's K: the reader reads K candidates per passage, the CPU cost of a dev pass.
     """
-    try:
-        from annotator.pipeline.linker import Linker
-    except ImportError:
-        logger.warning("annotator.pipeline.linker is not available: skipping the end-to-end dev evaluation")
-        return None
+    from annotator.pipeline.linker import Linker  # torch, faiss and the KB index: only when a reader is evaluated
+
     return Linker.from_pretrained(checkpoint, kb_path=kb_path, config_overrides={"top_k": top_k})

@@ -17,7 +17,7 @@ from annotator.model.retriever import DualEncoder
 from annotator.model.tokenization import InputBuilder, right_padded
 from annotator.training.data import (KnowledgeBase, TrainingDocument, TrainingPassage, always_title_only,
                                      description_dropout, gold_title_only_share, passages_with_golds, sample_kb_rows)
-from annotator.training.evaluation import evaluate_linker, pipeline_linker, rank_passages
+from annotator.training.evaluation import LinkingScores, pipeline_linker, rank_passages
 from annotator.training.loop import LoopHooks, TrainingConfig, run_training, shuffled_batches
 from annotator.training.losses import reader_loss
 
@@ -72,10 +72,13 @@ class ReaderTrainer:
     def __init__(self, reader: Reader, retriever: DualEncoder, builder: InputBuilder, kb: KnowledgeBase,
                  train: Sequence[TrainingDocument], dev: Sequence[TrainingDocument], *,
                  config: ReaderTrainingConfig, linker_config: LinkerConfig, device: torch.device, out: Path,
-                 entity_vectors: torch.Tensor | None = None) -> None:
+                 entity_vectors: torch.Tensor | None = None, linking_scores: LinkingScores | None = None) -> None:
         """`entity_vectors`: the (KB rows, d) vectors of the KB's built index; when given, candidates are
-        ranked over the whole KB (as at inference) instead of over a sample of `candidate_kb_size` entities."""
+        ranked over the whole KB (as at inference) instead of over a sample of `candidate_kb_size` entities.
+        `linking_scores`: scores the linker of each epoch's checkpoint on the dev corpus (`dev`'s documents); without
+        it no epoch is scored and the latest is kept."""
         self.reader, self.retriever, self.builder, self.kb, self.dev = reader, retriever, builder, kb, dev
+        self.linking_scores = linking_scores
         self.config, self.linker_config, self.device, self.out = config, linker_config, device, out
         dev_golds = [g for d in dev for g in d.gold_rows]
         passages = passages_with_golds(train, limit=config.max_passages, seed=config.seed)
@@ -161,14 +164,15 @@ class ReaderTrainer:
                            span_end=torch.as_tensor(span_end, device=self.device))
 
     def evaluate(self, epoch: int) -> dict[str, float]:
-        """End-to-end dev P/R/F1 through the inference pipeline (score = F1; without it, the latest epoch wins)."""
+        """End-to-end dev scores of the inference pipeline over the evaluation KB (score = F1; without
+        `linking_scores`, the latest epoch wins)."""
+        if self.linking_scores is None:
+            return {"score": float(epoch)}
         checkpoint = self.out / EVAL_CHECKPOINT
         self.save(checkpoint, torch.float32)
         keep_mention_table(self.out, checkpoint)
-        linker = pipeline_linker(checkpoint, self.eval_kb_path, top_k=self.config.eval_top_k)
-        if linker is None:
-            return {"score": float(epoch)}
-        metrics = evaluate_linker(linker, self.dev)
+        metrics = dict(self.linking_scores(pipeline_linker(checkpoint, self.eval_kb_path,
+                                                           top_k=self.config.eval_top_k)))
         return {**metrics, "score": metrics["f1"]}
 
     def save(self, directory: Path, dtype: torch.dtype) -> None:

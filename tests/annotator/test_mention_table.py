@@ -10,11 +10,9 @@ import pytest
 
 from annotator.model.config import LinkerConfig
 from annotator.errors import ConfigError, ModelLoadError
-from annotator.pipeline.mention_table import MentionTable, main, with_name_candidates
+from annotator.pipeline.mention_table import MentionTable, with_name_candidates
 from annotator.model.checkpoint import MENTION_TABLE
 from annotator.pipeline.linker import Linker
-from nif.data_types import NifAnnotation, NifDocument
-from nif.write import write_document
 from tests.support.scripted_linker import ScriptedLinker
 
 TITLES = ["England", "England national football team", "England cricket team", "Bank of England", "Ada Lovelace"]
@@ -69,24 +67,6 @@ def test_name_candidates_follow_the_retrieved_ones_without_repeating_them() -> N
     retrieved = [np.array([4, 0]), np.array([2])]
     merged = with_name_candidates(retrieved, [[0, 1, 3], []])
     assert [rows.tolist() for rows in merged] == [[4, 0, 1, 3], [2]]
-
-
-def test_the_command_builds_the_table_from_a_corpus_with_kb_titles(tmp_path: Path, tiny_kb: Path) -> None:
-    text = "Lovelace met Lovelace in Paris; Ada from Zurich."
-    spans = [("Lovelace", "Ada_Lovelace"), ("Paris", "Paris"), ("Ada", "http://aida/notInWiki/Ada")]
-    annotations = [NifAnnotation(text.index(s), text.index(s) + len(s),
-                                 (uri if uri.startswith("http") else f"http://dbpedia.org/resource/{uri}",))
-                   for s, uri in spans]
-    annotations.append(NifAnnotation(text.rindex("Lovelace"), text.rindex("Lovelace") + 8,
-                                     ("http://dbpedia.org/resource/Ada_Lovelace",)))
-    annotations.append(NifAnnotation(text.index("Zurich"), text.index("Zurich") + 6,
-                                     ("http://dbpedia.org/resource/Z%C3%BCrich",)))
-    corpus = tmp_path / "train.ttl"
-    corpus.write_text(write_document(NifDocument(f"http://example.org/d#char=0,{len(text)}", text,
-                                                 tuple(annotations))), encoding="utf-8")
-    main(["--train", str(corpus), "--kb", str(tiny_kb), "--out", str(tmp_path / "mentions.tsv")])
-    assert MentionTable.load(tmp_path / "mentions.tsv").entities == {
-        "Lovelace": (("Ada Lovelace", 2),), "Paris": (("Paris", 1),), "Zurich": (("Zürich", 1),)}
 
 
 def test_the_linker_reads_the_entities_the_table_gives_a_name(scripted: ScriptedLinker) -> None:

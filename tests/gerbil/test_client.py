@@ -3,12 +3,18 @@ from __future__ import annotations
 
 import socket
 import time
+from collections.abc import Sequence
 
+import pytest
+
+from annotator.data_types import Mention
+from annotator.uris import dbpedia_uri
 from gerbil.client import HttpAnnotator, InProcessAnnotator, Task, reduce_document
 from nif import parse_document
 from nif.data_types import NifAnnotation, NifDocument
 from tests.gerbil.conftest import StubServer
 from tests.support.dictionary_linker import DictionaryLinker
+from web import create_app
 
 TEXT = "Ada Lovelace worked with Babbage in London."
 GOLD = NifDocument("http://example.org/doc/1#char=0,43", TEXT, (
@@ -105,3 +111,36 @@ def test_in_process_failure_is_an_empty_answer() -> None:
 
     answer = InProcessAnnotator(Broken()).annotate(GOLD, task=Task.A2KB)
     assert answer.annotations == () and answer.error == "RuntimeError: out of memory"
+
+
+class TwoReadingsLinker(DictionaryLinker):
+    """The dictionary's mentions, plus a less likely second entity on "Babbage"'s span (as `merge="paper"` gives)."""
+
+    def link(self, text: str, spans: Sequence[tuple[int, int]] | None = None) -> list[Mention]:
+        mentions = super().link(text, spans)
+        start = text.index("Babbage")
+        if spans is None or (start, start + 7) in spans:
+            mentions.append(Mention(start, start + 7, "Babbage", "Babbage (crater)", dbpedia_uri("Babbage (crater)"),
+                                    0.4))
+        return mentions
+
+
+@pytest.mark.parametrize("with_confidence", [False, True])
+@pytest.mark.parametrize("task", [Task.A2KB, Task.D2KB])
+def test_http_and_in_process_answers_are_the_same_annotations(stub_server: StubServer, task: Task,
+                                                              with_confidence: bool) -> None:
+    client = create_app({"TESTING": True, "WITH_CONFIDENCE": with_confidence}, linker=TwoReadingsLinker()).test_client()
+
+    def web_service(body: bytes) -> tuple[int, bytes]:
+        response = client.post("/", data=body, content_type="application/x-turtle")
+        return response.status_code, response.data
+
+    stub_server.respond = web_service
+    over_http = HttpAnnotator(stub_server.url).annotate(GOLD, task=task)
+    in_process = InProcessAnnotator(TwoReadingsLinker(), with_confidence=with_confidence).annotate(GOLD, task=task)
+    assert over_http.error is None and in_process.error is None
+    # RDF keeps no order among a node's URIs; GERBIL reads them as a set
+    assert [(a.start, a.end, frozenset(a.uris), a.confidence) for a in over_http.annotations] == [
+        (a.start, a.end, frozenset(a.uris), a.confidence) for a in in_process.annotations]
+    babbage = next(a for a in in_process.annotations if a.start == 25)
+    assert babbage.uris == (dbpedia_uri("Charles Babbage"), dbpedia_uri("Babbage (crater)"))

@@ -78,8 +78,8 @@ train_reader() {  # the shipped reader fine-tuned on the shipped retriever's can
     index=$(index_dir)
     [ -f "$index/manifest.json" ] || { echo "no index in $index: run the index stage first" >&2; exit 1; }
     # shellcheck disable=SC2086  # READER_EXTRA is a list of options
-    timed "$PYTHON" -m annotator.training reader --train "$DATA/train.ttl" --dev "$DEV" --kb "$KB" \
-        --dev-title-variants "$DATA/dev_title_variants.tsv" --retriever "$MODEL" --init-reader "$MODEL" \
+    timed "$PYTHON" -m entqa.train reader --train "$DATA/train.ttl" --dev "$DEV" --kb "$KB" \
+        --retriever "$MODEL" --init-reader "$MODEL" \
         --index-dir "$index" --out "$out" --epochs "$READER_EPOCHS" --batch-size 16 --candidates 64 \
         --eval-kb-size 3000 --dev-docs 216 --eval-top-k 16 --max-entity-len 64 --lr "$READER_LR" \
         --save-steps 1000 --seed "$READER_SEED" "$@" $READER_EXTRA

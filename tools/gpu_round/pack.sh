@@ -20,7 +20,7 @@ mkdir -p "$stage/data" "$stage/wheels"
 python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
     --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux_2_17_x86_64 \
     --platform manylinux2014_x86_64 --platform manylinux1_x86_64 -d "$stage/wheels" $WHEELS
-cp "$SHARED/aida/train.ttl" "$SHARED/aida/dev.ttl" "$SHARED/aida/dev_title_variants.tsv" "$stage/data/"
+cp "$SHARED/aida/train.ttl" "$SHARED/aida/dev.ttl" "$stage/data/"
 mkdir -p "$stage/data/ood-dev"  # the dev suite's out-of-domain sets (3 MB)
 cp "$SHARED"/ood-dev/*.ttl "$stage/data/ood-dev/"
 # Plain JSON lines: xz over the whole archive compresses them better than their gzip does.

@@ -3,14 +3,15 @@ from __future__ import annotations
 import pytest
 
 from annotator.training.data import (TitleLookup, build_documents, description_dropout, load_kb,
-                                     passages_with_golds, read_nif_corpus, wordpiece_span)
+                                     passages_with_golds, wordpiece_span)
+from entqa.corpora import read_corpus
 
 
 @pytest.fixture
 def documents(corpus_path, kb_path, builder):
     kb = load_kb(kb_path)
     lookup = TitleLookup(kb)
-    return kb, lookup, build_documents(read_nif_corpus(corpus_path), builder, lookup)
+    return kb, lookup, build_documents(read_corpus(corpus_path), builder, lookup)
 
 
 def test_wordpiece_span_covers_exactly_the_mention():
@@ -24,7 +25,7 @@ def test_gold_mentions_sit_in_every_passage_that_contains_them(documents, builde
     kb, _, docs = documents
     for doc in docs:
         tokens = builder.tokenize_document(doc.text)
-        linked = {(g.start, g.end) for g in doc.gold_spans}
+        linked = {(g.start, g.end) for g in doc.gold_links}
         for passage in doc.passages:
             first, last = passage.passage.token_start, passage.passage.token_start + len(passage.passage.ids) - 1
             found = set()
@@ -47,7 +48,7 @@ def test_title_lookup_counts_how_titles_were_found(documents):
     assert lookup.outcomes == {"exact": 4, "normalised": 1, "case-insensitive": 1, "missing": 1}
     assert set(lookup.missing) == {"Lake Geneva"}
     # NIL mentions are not gold spans; the missing title still is (it can be predicted, not trained on).
-    assert len(docs[0].gold_spans) == 3 and len(docs[1].gold_spans) == 4
+    assert len(docs[0].gold_links) == 3 and len(docs[1].gold_links) == 4
 
 
 def test_description_dropout_matches_title_only_shares():

@@ -7,12 +7,12 @@ import random
 import pytest
 import torch
 
-from annotator.training.__main__ import main
 from annotator.training.data import KnowledgeBase, gold_title_only_share
 from annotator.training.description_passages import (DESCRIPTION_URI, DescriptionMentions, description_documents,
                                                      is_date_title, subject_names)
 from annotator.training.reader_trainer import ReaderTrainer, ReaderTrainingConfig
 from annotator.training.retriever_trainer import RetrieverTrainer, RetrieverTrainingConfig
+from entqa.train import main
 
 from .conftest import KB as FIXTURE_KB
 
@@ -147,7 +147,7 @@ def test_documents_hold_the_passages_asked_for_with_golds_on_their_text(kb, find
     passages = [p for d in documents for p in d.passages if p.golds]
     assert len(passages) == 7
     assert all(finder.find(kb.row[d.uri.removeprefix(DESCRIPTION_URI)]).labelled == tuple(
-        (g.start, g.end, kb.row[next(iter(g.titles))]) for g in d.gold_spans) for d in documents)
+        (g.start, g.end, kb.row[g.title]) for g in d.gold_links) for d in documents)
     usable = {"Tampico, Illinois", "Lionel Messi", "Lovelace (film)", "Hello program", "Penn Badgley",
               "Cincinnati Bengals"}
     for document in documents:
@@ -157,8 +157,8 @@ def test_documents_hold_the_passages_asked_for_with_golds_on_their_text(kb, find
             assert passage.title_only_rows == {kb.row[title]}  # its own description is the passage
             for gold in passage.golds:
                 start, end = passage.passage.offsets[gold.start][0], passage.passage.offsets[gold.end][1]
-                assert any((g.start, g.end) == (start, end) and g.titles == {kb.titles[gold.row]}
-                           for g in document.gold_spans)
+                assert any((g.start, g.end) == (start, end) and g.title == kb.titles[gold.row]
+                           for g in document.gold_links)
     assert not description_documents(kb, builder, 0, seed=1, finder=finder)
 
 

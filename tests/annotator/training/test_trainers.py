@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import random
+from functools import partial
 
 import pytest
 import torch
@@ -12,19 +13,22 @@ from annotator.entity_index import weights_identity
 from annotator.entity_index.__main__ import build_index
 from annotator.entity_index import cached_index_dir, entity_tower_id
 from annotator.model.checkpoint import MENTION_TABLE
-from annotator.training.__main__ import main
-from annotator.training.data import TitleLookup, build_documents, load_kb, read_nif_corpus
+from annotator.training.data import TitleLookup, build_documents, load_kb
 from annotator.training.entity_tower_trainer import EntityTowerTrainer, EntityTowerTrainingConfig
 from annotator.training.loop import TrainingConfig, autocast, encode, make_optimizer
 from annotator.training.passage_tower_trainer import PassageTowerTrainer, PassageTowerTrainingConfig, split_towers
 from annotator.training.reader_trainer import ReaderTrainer, ReaderTrainingConfig
 from annotator.training.retriever_trainer import RetrieverTrainer, RetrieverTrainingConfig
+from entqa.corpora import corpus_documents, read_corpus, read_dataset
+from entqa.train import main
+from gerbil.experiment import linker_scores
+from gerbil.run import main as gerbil_run
 
 
 @pytest.fixture
 def corpus(corpus_path, kb_path, builder):
     kb = load_kb(kb_path)
-    return kb, build_documents(read_nif_corpus(corpus_path), builder, TitleLookup(kb))
+    return kb, build_documents(read_corpus(corpus_path), builder, TitleLookup(kb))
 
 
 def loss_before_and_after_one_step(trainer, model, batch, config) -> tuple[float, float]:
@@ -66,6 +70,28 @@ def test_one_reader_step_lowers_the_loss(precision, corpus, retriever, reader, b
     assert after < before
     # bf16 autocast computes the forward pass in bf16; the weights the optimiser updates stay fp32.
     assert {p.dtype for p in reader.parameters()} == {torch.float32}
+
+
+@pytest.mark.slow  # two linkers loaded over the checkpoint: ~10 s
+def test_reader_dev_scores_are_what_gerbil_run_prints_for_the_checkpoint(corpus_path, kb_path, retriever, reader,
+                                                                          builder, linker_config, tmp_path,
+                                                                          monkeypatch):
+    monkeypatch.setenv("ENTQA_CACHE", str(tmp_path / "cache"))
+    kb, dataset = load_kb(kb_path), read_dataset(corpus_path)
+    docs = build_documents(corpus_documents(dataset.documents), builder, TitleLookup(kb))
+    linker_config = linker_config.replace(threshold=0.0)  # every span beating [CLS]: a random reader links some
+    config = ReaderTrainingConfig(candidates=3, candidate_kb_size=5, eval_kb_size=5, eval_top_k=linker_config.top_k)
+    trainer = ReaderTrainer(reader, retriever, builder, kb, docs, docs, config=config, linker_config=linker_config,
+                            device=torch.device("cpu"), out=tmp_path, linking_scores=partial(linker_scores, dataset))
+    scores = trainer.evaluate(1)
+    output = tmp_path / "gerbil.json"
+    assert gerbil_run(["--in-process", str(tmp_path / "dev_eval"), "--kb", str(trainer.eval_kb_path),
+                       "--dataset", f"dev={corpus_path}", "--output", str(output)]) == 0
+    [result] = json.loads(output.read_text())
+    inkb = result["scores"]["inkb"]
+    assert inkb["counts"]["tp"] + inkb["counts"]["fp"] > 0  # the linker answered
+    assert scores["f1"] == scores["score"] == 100 * inkb["micro"]["f1"]
+    assert (scores["precision"], scores["recall"]) == (100 * inkb["micro"]["precision"], 100 * inkb["micro"]["recall"])
 
 
 @pytest.mark.parametrize(("amx", "avx512_bf16", "bf16"),

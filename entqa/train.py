@@ -1,9 +1,11 @@
-"""Command line: `python -m annotator.training retriever|passage-tower|entity-tower|reader --train T --dev D --kb KB --out DIR [options]`.
+"""Command line: `entqa train` or `python -m entqa.train retriever|passage-tower|entity-tower|reader --train T --dev D
+--kb KB --out DIR [options]`.
 
 The stages, in order: `retriever` (both towers, sampled negatives), optionally `passage-tower` (query-side
 fine-tuning against the built index of the whole KB, which stays valid) and `entity-tower` (entity-side
 fine-tuning against the frozen passage tower, with the whole KB's hard negatives; the index must be rebuilt
-after it), then `reader` on its candidates.
+after it), then `reader` on its candidates. The corpora are NIF files; the reader's dev scores are GERBIL's A2KB InKB
+scores (`gerbil.experiment.linker_scores`), what `python -m gerbil.run` prints for the checkpoint on the evaluation KB.
 """
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import gc
 import logging
 import sys
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -26,16 +29,17 @@ from annotator.entity_index import EntityIndex, index_identity
 from annotator.entity_index import cached_index_dir, entity_tower_id
 from annotator.model.retriever import DualEncoder
 from annotator.model.tokenization import InputBuilder
-from annotator.training.data import (TitleLookup, build_documents, load_kb, read_nif_corpus,
-                                     read_title_variants)
+from annotator.training.data import TitleLookup, build_documents, load_kb
 from annotator.training.description_passages import description_documents
 from annotator.training.entity_tower_trainer import EntityTowerTrainer, EntityTowerTrainingConfig
 from annotator.training.loop import LAST, TRAINING_CONFIG_FILE, TrainingConfig, seed_everything
 from annotator.training.passage_tower_trainer import PassageTowerTrainer, PassageTowerTrainingConfig, split_towers
 from annotator.training.reader_trainer import ReaderTrainer, ReaderTrainingConfig
 from annotator.training.retriever_trainer import RetrieverTrainer, RetrieverTrainingConfig
+from entqa.corpora import corpus_documents, read_corpus, read_dataset
+from gerbil.experiment import linker_scores
 
-logger = logging.getLogger("annotator.training")
+logger = logging.getLogger("entqa.train")
 
 # CLI flag -> training config field, for the flags that only override a default.
 _OVERRIDES = {"epochs": "epochs", "batch_size": "batch_size", "grad_accumulation": "grad_accumulation", "lr": "lr",
@@ -48,7 +52,7 @@ _OVERRIDES = {"epochs": "epochs", "batch_size": "batch_size", "grad_accumulation
               "both_towers": "both_towers", "kb_passages": "kb_passages", "title_only_dropout": "title_only_dropout"}
 
 
-def parse_args(argv: Sequence[str] | None = None, *, prog: str = "python -m annotator.training") -> argparse.Namespace:
+def parse_args(argv: Sequence[str] | None = None, *, prog: str = "python -m entqa.train") -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog=prog, description=__doc__)
     parser.add_argument("module", choices=("retriever", "passage-tower", "entity-tower", "reader"))
     parser.add_argument("--train", type=Path, required=True, help="training corpus (NIF Turtle)")
@@ -66,8 +70,6 @@ def parse_args(argv: Sequence[str] | None = None, *, prog: str = "python -m anno
     parser.add_argument("--encoder", default=MINILM, help="retriever only: base encoder name or folder")
     parser.add_argument("--shared-towers", action="store_true",
                         help="retriever only: one encoder for passages and entities (halves the checkpoint)")
-    parser.add_argument("--dev-title-variants", type=Path,
-                        help="TSV of other accepted dev titles (shared data: aida/dev_title_variants.tsv)")
     parser.add_argument("--resume", action="store_true", help="continue from OUT/last")
     parser.add_argument("--epochs", type=int)
     parser.add_argument("--batch-size", type=int, help="passages per micro-batch")
@@ -126,7 +128,7 @@ def kb_vectors(index_dir: Path, retriever: DualEncoder, kb_path: Path, config: L
     return torch.from_numpy(np.asarray(embeddings, dtype=np.float32))
 
 
-def main(argv: Sequence[str] | None = None, *, prog: str = "python -m annotator.training") -> int:
+def main(argv: Sequence[str] | None = None, *, prog: str = "python -m entqa.train") -> int:
     """Trains the stage the command line names; `prog` names the command in help (`entqa train` runs this)."""
     args = parse_args(argv, prog=prog)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -169,11 +171,10 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "python -m annotator.
     builder = InputBuilder(tokenizer, linker_config)
 
     kb = load_kb(args.kb)
-    train = build_documents(read_nif_corpus(args.train), builder, TitleLookup(kb))
+    train = build_documents(read_corpus(args.train), builder, TitleLookup(kb))
     train += description_documents(kb, builder, config.kb_passages, seed=config.seed)
-    variants = read_title_variants(args.dev_title_variants) if args.dev_title_variants else None
-    dev = build_documents(read_nif_corpus(args.dev)[: config.dev_docs], builder, TitleLookup(kb),
-                          title_variants=variants)
+    dev_dataset = read_dataset(args.dev, documents=config.dev_docs)
+    dev = build_documents(corpus_documents(dev_dataset.documents), builder, TitleLookup(kb))
 
     # The KB and corpora are millions of long-lived objects: keep the cyclic GC from rescanning them every step.
     gc.freeze()
@@ -188,7 +189,8 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "python -m annotator.
     else:
         vectors = kb_vectors(args.index_dir, retriever, args.kb, linker_config) if args.index_dir else None
         trainer = ReaderTrainer(reader.to(device), retriever, builder, kb, train, dev, config=config,
-                                linker_config=linker_config, device=device, out=args.out, entity_vectors=vectors)
+                                linker_config=linker_config, device=device, out=args.out, entity_vectors=vectors,
+                                linking_scores=partial(linker_scores, dev_dataset))
     best = trainer.train(out=args.out, resume=resuming)
     logger.info("best dev: %s", best)
     return 0
