@@ -3,8 +3,9 @@
 Prints: KB encoding speed of fp32, torch's int8 copy, the ONNX Runtime int8 entity tower and a bf16 copy
 (the last two are what `cpu_precision` "int8" and "bf16" encode a KB with) and the cosine of their entity
 vectors to fp32 (a random sample of the KB); dev retriever recall with fp32, int8 and bf16 entity vectors
-(passages fp32, as the linker runs); and the reader's speed and GERBIL's A2KB InKB F1 (`gerbil.experiment.linker_scores`)
-on the first N documents with each of those readers (`--compile`: also the fp32 and bf16 readers under `torch.compile`).
+(passages fp32, as the linker runs); and the reader's speed and GERBIL's A2KB InKB F1
+(`gerbil.experiment.linker_scores`) on the first N documents with each of those readers (`--compile`: also the fp32
+and bf16 readers under `torch.compile`).
 bf16 is fast only on a CPU with AMX ("auto" picks it there). Figures are printed, never asserted.
 
     python -m bench.int8_check --kb ~/.cache/entqa/eval_kb_dev_20k.jsonl.gz \

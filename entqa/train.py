@@ -21,8 +21,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from annotator.model.checkpoint import (has_module, keep_mention_table, load_checkpoint_tokenizer, load_config, load_reader,
-                                  load_retriever, new_reader, new_retriever)
+from annotator.model.checkpoint import (has_module, keep_mention_table, load_checkpoint_tokenizer, load_config,
+                                        load_reader, load_retriever, new_reader, new_retriever)
 from annotator.model.config import LinkerConfig
 from annotator.model.encoders import MINILM, load_tokenizer, resolve_encoder
 from annotator.entity_index import EntityIndex, index_identity
@@ -62,7 +62,8 @@ def parse_args(argv: Sequence[str] | None = None, *, prog: str = "python -m entq
     parser.add_argument("--retriever", type=Path,
                         help="passage-tower, entity-tower and reader: the trained retriever's checkpoint folder")
     parser.add_argument("--init-reader", type=Path,
-                        help="reader only: start from this checkpoint's reader (fine-tuning) instead of the base encoder")
+                        help="reader only: start from this checkpoint's reader (fine-tuning) instead of the base "
+                             "encoder")
     parser.add_argument("--index-dir", type=Path,
                         help="the KB's entity index built with that retriever; passage-tower and entity-tower: "
                              "default the cache's; "

@@ -114,9 +114,9 @@ def evaluate(dataset: Dataset, answers: Sequence[Answer], *, task: Task, matchin
              kb_prefixes: Sequence[str] = KB_PREFIXES) -> dict[str, Scores]:
     """Scores the answers to a dataset's documents, per class.
 
-    D2KB uses the strong entity match on `document_markings`; A2KB uses the chosen span matching plus meaning
-    matching. Per class, gold and predictions are both filtered to that class before matching (GERBIL
-    `MarkingClassBasedMarkingFilter`).
+    D2KB uses the strong entity match (after `document_markings` has dropped the predictions on no gold span);
+    A2KB uses the chosen span matching plus meaning matching. Per class, gold and predictions are both filtered to
+    that class before matching (GERBIL `MarkingClassBasedMarkingFilter`).
 
     Args:
         dataset: the gold dataset.
