@@ -31,9 +31,8 @@ class ThreadBoundLinker:
 
     Documents that wait together, within `batch`'s limits, are linked in one `link_batch` pass when the linker
     has one (`BatchEntityLinker`), each caller getting its own answer; `link_each` queues a caller's several
-    documents at once, so that they wait together. A document whose spans are invalid fails
-    alone, before the pass; when a pass fails, its documents are linked again one by one, so that only the
-    failing one fails.
+    documents at once, so that they wait together. A document whose spans are invalid fails alone, before the
+    pass; when a pass fails, its documents are linked again one by one, so that only the failing one fails.
 
     A document gets `timeout_s` from the call, queueing included. Past that, or once its caller is gone, the
     caller gets LinkingCancelled at once and the linker thread drops the document: before starting it, or at
