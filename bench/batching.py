@@ -9,6 +9,8 @@ on, ...; round 2 the same again), so that the shared machine's load falls on all
 Printed per mode and client count: documents/s and latency p50/p95 summed over the rounds, and their ratios to
 `off`; then how many answers and links (span + URI) differ from the unbatched reference and the largest score
 difference of a link both have (int8 scales activations per batch, so scores may move in the last digits).
+Then one client sending all the texts in one `POST /api/link/batch`, `--rounds` times per mode in turn: its
+documents/s, and its answers against `off`'s, where the same request's documents are linked one by one.
 Figures are printed, never asserted.
 
     python -m bench.batching --clients 1 4 8 --docs 6 --rounds 2
@@ -16,6 +18,7 @@ Figures are printed, never asserted.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import tempfile
 import threading
@@ -71,6 +74,20 @@ def linked(answer: bytes) -> dict[Link, float]:
     """Every (start, end, URI) of a NIF answer, with its confidence."""
     document = parse_document(answer)
     return {(a.start, a.end, uri): a.confidence or 0.0 for a in document.annotations for uri in a.uris}
+
+
+def batch_request(url: str, tally: Tally) -> None:
+    """All `TEXTS` in one POST /api/link/batch; its answers as (text, link → score)."""
+    body = json.dumps({"documents": [{"text": text} for text in TEXTS]}).encode()
+    request = urllib.request.Request(f"{url}/api/link/batch", data=body, method="POST",
+                                     headers={"Content-Type": "application/json"})
+    started = time.monotonic()
+    with urllib.request.urlopen(request, timeout=REQUEST_TIMEOUT_S) as response:
+        answers = json.load(response)["documents"]
+    tally.seconds += time.monotonic() - started
+    tally.latencies.append(time.monotonic() - started)
+    tally.answers.extend((text, {(m["start"], m["end"], m["uri"]): m["score"] for m in answer["mentions"]})
+                         for text, answer in zip(TEXTS, answers))
 
 
 def post(url: str, text: str) -> bytes:
@@ -139,6 +156,10 @@ def run(*, modes: Sequence[Mode], clients: Sequence[int], docs: int, rounds: int
             for _ in range(rounds):
                 for mode in modes:  # interleaved: the machine's load falls on every mode alike
                     client_load(urls[mode], n, docs, tallies[mode, n])
+        batches = {mode: Tally() for mode in modes}
+        for _ in range(rounds):
+            for mode in modes:
+                batch_request(urls[mode], batches[mode])
         print(f"load average after: {os.getloadavg()[0]:.1f}")
     print(f"{'mode':<16}{'clients':>8}{'docs':>6}{'docs/s':>8}{'p50 s':>8}{'p95 s':>8}"
           f"{'docs/s vs off':>15}{'p50 vs off':>12}{'p95 vs off':>12}")
@@ -155,6 +176,12 @@ def run(*, modes: Sequence[Mode], clients: Sequence[int], docs: int, rounds: int
         failures = [failure for n in clients for failure in tallies[mode, n].failures]
         print(f"{mode.name}: against the unbatched warm-up answers, {differences(reference, answers)}; "
               f"failures {len(failures)}" + "".join(f"\n  {failure}" for failure in failures[:5]))
+    batch_reference = dict(batches[modes[0]].answers[:len(TEXTS)])
+    for mode in modes:
+        tally = batches[mode]
+        print(f"{mode.name}: {len(TEXTS)} texts in one POST /api/link/batch, {rounds} times: "
+              f"{len(tally.answers) / tally.seconds:.2f} docs/s, {np.mean(tally.latencies):.2f} s per request; "
+              f"against off's first answer, {differences(batch_reference, tally.answers)}")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -12,6 +12,7 @@ from openapi_spec_validator import validate
 from annotator.data_types import Mention
 from annotator.uris import dbpedia_uri
 from tests.support.dictionary_linker import DictionaryLinker
+from tests.support.slow_linker import SlowLinker
 from web import create_app
 
 TEXT = "Ada Lovelace wrote to Babbage from London 😀 and Zürich."
@@ -122,11 +123,77 @@ def test_bad_batches_are_refused(client: FlaskClient) -> None:
 
     assert error({"documents": []}) == (400, "bad request: documents: List should have at least 1 item after "
                                              "validation, not 0")
-    assert error({"documents": [{"text": "a"}, {"txt": "b"}]})[0] == 400
+    assert error({"documents": [{"text": "a"}], "lang": "en"}) == (400, "bad request: lang: Extra inputs are not "
+                                                                       "permitted")
     assert error({"documents": [{"text": "a"}] * 4}) == (
         413, "4 documents are over the limit of 3 documents per batch (ENTQA_MAX_DOCUMENTS_PER_REQUEST)")
     assert error({"documents": [{"text": "a" * 60}, {"text": "b" * 50}]}) == (
         413, "documents of 110 characters in all are over the limit of 100 characters (ENTQA_MAX_DOCUMENT_CHARS)")
+
+
+class PassRecordingLinker(DescribedLinker):
+    """Links batches too, remembering the texts of each pass (a one-text list for `link`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.passes: list[list[str]] = []
+
+    def link(self, text: str, spans: Sequence[tuple[int, int]] | None = None) -> list[Mention]:
+        return self.link_batch([text], [spans])[0]
+
+    def link_batch(self, texts: Sequence[str],
+                   spans: Sequence[Sequence[tuple[int, int]] | None] | None = None) -> list[list[Mention]]:
+        self.passes.append(list(texts))
+        return [DescribedLinker.link(self, text, given)
+                for text, given in zip(texts, spans or [None] * len(texts))]
+
+
+@pytest.mark.parametrize(("batch_documents", "passes"), [(8, [["Paris, then London.", "Zürich", "London"]]),
+                                                         (2, [["Paris, then London.", "Zürich"], ["London"]])])
+def test_a_batchs_documents_are_linked_in_shared_passes_within_the_batching_limit(
+        batch_documents: int, passes: list[list[str]]) -> None:
+    linker = PassRecordingLinker()
+    client = create_app({"TESTING": True, "BATCH_DOCUMENTS": batch_documents}, linker=linker).test_client()
+    documents = [{"text": "Paris, then London."}, {"text": "Zürich"}, {"text": "London", "spans": [[0, 6]]}]
+    answers = client.post("/api/link/batch", json={"documents": documents}).get_json()["documents"]
+    assert linker.passes == passes
+    assert answers == [client.post("/api/link", json=document).get_json() for document in documents]
+
+
+class FailingLinker(DescribedLinker):
+    """Fails on a text with "boom" in it."""
+
+    def link(self, text: str, spans: Sequence[tuple[int, int]] | None = None) -> list[Mention]:
+        if "boom" in text:
+            raise RuntimeError("boom")
+        return super().link(text, spans)
+
+
+def test_a_batch_answers_each_document_as_api_link_would_a_bad_or_failing_one_with_its_error_alone() -> None:
+    client = create_app({"TESTING": True, "BATCH_DOCUMENTS": 8}, linker=FailingLinker()).test_client()
+    documents: list[Any] = [{"text": TEXT}, {"txt": "Paris"}, {"text": "boom in Paris"}, "London",
+                            {"text": "Paris", "spans": [[3, 6]]}, {"text": "London", "spans": [[0, 6]]}]
+    response = client.post("/api/link/batch", json={"documents": documents})
+    assert response.status_code == 200
+    answers = response.get_json()["documents"]
+    alone = [client.post("/api/link", json=document) for document in documents]
+    assert [answer.status_code for answer in alone] == [200, 400, 500, 400, 400, 200]
+    assert answers == [answer.get_json() if answer.status_code == 200
+                       else {**answer.get_json(), "status": answer.status_code} for answer in alone]
+    assert answers[1:5] == [
+        {"error": "bad request: text: Field required; txt: Extra inputs are not permitted", "status": 400},
+        {"error": "internal error: RuntimeError (details in the server log)", "status": 500},
+        {"error": "bad request: Input should be an object", "status": 400},
+        {"error": "bad request: span [3, 6] is empty or outside the text of 5 characters; expected 0 <= start < end "
+                  "<= 5", "status": 400}]
+    assert [m["surface"] for m in answers[5]["mentions"]] == ["London"]
+
+
+def test_a_batch_past_the_document_timeout_answers_each_document_dropped() -> None:
+    client = create_app({"TESTING": True, "DOCUMENT_TIMEOUT": 0.3}, linker=SlowLinker(seconds=30)).test_client()
+    answers = client.post("/api/link/batch", json={"documents": [{"text": "Paris"}, {"text": "London"}]}).get_json()
+    assert answers == {"documents": [{"error": "document dropped: took longer than the limit of 0.3 s",
+                                      "status": 503}] * 2}
 
 
 def test_too_long_a_text_or_body_is_a_413_in_json(app: Flask) -> None:
@@ -155,3 +222,12 @@ def test_openapi_description_is_valid_openapi_3_from_the_request_models(client: 
     assert request_schema["required"] == ["text"] and set(request_schema["properties"]) == {"text", "spans"}
     answers = description["paths"]["/api/link"]["post"]["responses"]
     assert {"200", "400", "413", "503"} <= set(answers)
+    batch = description["paths"]["/api/link/batch"]["post"]
+    assert batch["requestBody"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/BatchLinkRequest"}
+    schemas = description["components"]["schemas"]
+    document = schemas["BatchLinkRequest"]["properties"]["documents"]["items"]["$ref"].rsplit("/", 1)[1]
+    assert schemas[document] == request_schema  # one document of a batch is described as /api/link's body
+    answer = schemas["BatchLinkResponse"]["properties"]["documents"]["items"]["anyOf"]
+    assert [schemas[one["$ref"].rsplit("/", 1)[1]]["required"] for one in answer] == [
+        ["mentions", "threshold"], ["error", "status"]]

@@ -14,9 +14,10 @@ from spectree import SpecTree
 
 from annotator.data_types import Mention
 from annotator.uris import wikipedia_url
-from web.api_schema import ApiError, BatchLinkRequest, BatchLinkResponse, LinkedMention, LinkRequest, LinkResponse
-from web.errors import RequestError, UnsupportedContentType
-from web.loading import link_for_request, served_loader
+from web.api_schema import (ApiError, BatchLinkRequest, BatchLinkResponse, DocumentError, LinkedMention, LinkRequest,
+                            LinkResponse)
+from web.errors import RequestError, UnsupportedContentType, failure
+from web.loading import link_each_for_request, link_for_request, served_loader
 from web.request_limits import check_batch_size, check_document_length, read_body
 
 bp = Blueprint("api", __name__)
@@ -40,19 +41,24 @@ def link() -> Response:
     """Links the mentions of one text (A2KB), or the given spans of it (D2KB)."""
     document = _request_body(LinkRequest)
     check_document_length(document.text, current_app.config["MAX_DOCUMENT_CHARS"])
-    return _json(_linked(document))
+    return _json(_response(link_for_request(document.text, document.spans)))
 
 
 @bp.post("/api/link/batch")
 @api_spec.validate(json=BatchLinkRequest, resp=Answers(HTTP_200=BatchLinkResponse, **_FAILURES),
                    skip_validation=True)
 def link_batch() -> Response:
-    """Links several texts, each as /api/link would, answering them in their order."""
+    """Links several texts together, in shared passes of the model, each as /api/link would; answers them in their
+    order, a document that is not valid or whose linking failed with the error /api/link would answer for it."""
     batch = _request_body(BatchLinkRequest)
-    check_batch_size([document.text for document in batch.documents],
+    valid = [document for document in batch.documents if isinstance(document, LinkRequest)]
+    check_batch_size(len(batch.documents), sum(len(document.text) for document in valid),
                      max_documents=current_app.config["MAX_DOCUMENTS_PER_REQUEST"],
                      max_chars=current_app.config["MAX_DOCUMENT_CHARS"])
-    return _json(BatchLinkResponse(documents=[_linked(document) for document in batch.documents]))
+    linked = iter(link_each_for_request([(document.text, document.spans) for document in valid]))  # in order
+    return _json(BatchLinkResponse(documents=[
+        _answered(_not_valid(document) if isinstance(document, ValidationError) else next(linked))
+        for document in batch.documents]))
 
 
 @bp.get("/openapi.json")
@@ -70,7 +76,11 @@ def _request_body(model: type[ModelT]) -> ModelT:
     try:
         return model.model_validate_json(body)
     except ValidationError as error:
-        raise RequestError(f"bad request: {_reasons(error)}") from None
+        raise _not_valid(error) from None
+
+
+def _not_valid(error: ValidationError) -> RequestError:
+    return RequestError(f"bad request: {_reasons(error)}")
 
 
 def _json(answer: BaseModel) -> Response:
@@ -88,8 +98,15 @@ def _reasons(error: ValidationError) -> str:
     return "; ".join(reasons)
 
 
-def _linked(document: LinkRequest) -> LinkResponse:
-    mentions = sorted(link_for_request(document.text, document.spans), key=lambda m: (m.start, m.end, -m.score))
+def _answered(answer: list[Mention] | BaseException) -> LinkResponse | DocumentError:
+    if isinstance(answer, BaseException):
+        reason, status = failure(answer)
+        return DocumentError(error=reason, status=status)
+    return _response(answer)
+
+
+def _response(found: list[Mention]) -> LinkResponse:
+    mentions = sorted(found, key=lambda m: (m.start, m.end, -m.score))
     threshold = served_loader().linker().describe().get("threshold")
     return LinkResponse(mentions=[_row(mention) for mention in mentions],
                         threshold=float(threshold) if isinstance(threshold, int | float) else None)

@@ -2,9 +2,10 @@
 description from the same models (web.api)."""
 from __future__ import annotations
 
-from typing import Annotated
+import json
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, model_validator
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, PlainValidator, ValidationError, model_validator
 
 Span = Annotated[tuple[NonNegativeInt, NonNegativeInt],
                  Field(description="[start, end): code-point offsets into the text, start < end")]
@@ -29,13 +30,25 @@ class LinkRequest(BaseModel):
         return self
 
 
+def _document_alone(value: Any) -> LinkRequest | ValidationError:
+    """The document as /api/link validates its body, or why it is not valid: one bad document of a batch is
+    answered alone."""
+    try:
+        # From JSON again: strict validation of Python values would refuse the JSON arrays of spans as tuples.
+        return LinkRequest.model_validate_json(json.dumps(value))
+    except ValidationError as error:
+        return error
+
+
 class BatchLinkRequest(BaseModel):
-    """Several documents, linked one after the other, answered together in their order."""
+    """Several documents, linked together (sharing the model's passes), answered together in their order."""
 
     model_config = ConfigDict(strict=True, extra="forbid")
 
-    documents: list[LinkRequest] = Field(min_length=1, description="at most ENTQA_MAX_DOCUMENTS_PER_REQUEST "
-                                         "documents, of ENTQA_MAX_DOCUMENT_CHARS characters in all")
+    documents: list[Annotated[LinkRequest | ValidationError,
+                              PlainValidator(_document_alone, json_schema_input_type=LinkRequest)]] = Field(
+        min_length=1, description="at most ENTQA_MAX_DOCUMENTS_PER_REQUEST documents, of ENTQA_MAX_DOCUMENT_CHARS "
+                                  "characters in all; one that is not valid is answered with its error, alone")
 
 
 class LinkedMention(BaseModel):
@@ -55,9 +68,17 @@ class LinkResponse(BaseModel):
                                                 "told); a client may raise the bar from there, never lower it")
 
 
-class BatchLinkResponse(BaseModel):
-    documents: list[LinkResponse] = Field(description="one per requested document, in the same order")
-
-
 class ApiError(BaseModel):
     error: str = Field(description="why the request was not answered, in one line")
+
+
+class DocumentError(ApiError):
+    """A batch's document that got no mentions: the error /api/link would answer for it alone, and its status."""
+
+    status: int = Field(description="the HTTP status /api/link would answer for this document alone: 400 not valid, "
+                                    "503 dropped (past ENTQA_DOCUMENT_TIMEOUT), 500 an internal error")
+
+
+class BatchLinkResponse(BaseModel):
+    documents: list[LinkResponse | DocumentError] = Field(
+        description="one per requested document, in the same order: its mentions, or why it got none")

@@ -35,24 +35,31 @@ def register_error_handlers(app: Flask) -> None:
     Args:
         app: the application to register the handlers on.
     """
-    app.register_error_handler(NifParseError, lambda error: _answer(f"bad NIF: {error}", 400))
-    app.register_error_handler(RequestError, lambda error: _answer(str(error), error.status_code))
-    app.register_error_handler(HTTPException, lambda error: _answer(f"{error.code} {error.name}", error.code))
-    app.register_error_handler(Exception, _internal_error)
+    app.register_error_handler(Exception, lambda error: _answer(*failure(error)))
 
 
-def _internal_error(error: Exception) -> Response:
-    logger.exception("annotation failed")
-    return _answer(f"internal error: {type(error).__name__} (details in the server log)", 500)
-
-
-def _answer(message: str, status: int) -> Response:
+def failure(error: BaseException) -> tuple[str, int]:
+    """The one-line reason and the HTTP status that answer `error`; an unexpected one is logged with its traceback,
+    which the reason leaves out."""
+    if isinstance(error, NifParseError):
+        reason, status = f"bad NIF: {error}", 400
+    elif isinstance(error, RequestError):
+        reason, status = str(error), error.status_code
+    elif isinstance(error, HTTPException):
+        reason, status = f"{error.code} {error.name}", error.code or 500
+    else:
+        logger.error("annotation failed", exc_info=error)
+        reason, status = f"internal error: {type(error).__name__} (details in the server log)", 500
     # Reasons may quote the request (an IRI, a Content-Type): kept to one short line that UTF-8 can carry.
-    line = " ".join(message.split()).encode("utf-8", "backslashreplace").decode("utf-8")
+    line = " ".join(reason.split()).encode("utf-8", "backslashreplace").decode("utf-8")
     if len(line) > MAX_REASON_CHARS:
         line = line[:MAX_REASON_CHARS - 1] + "…"
+    return line, status
+
+
+def _answer(reason: str, status: int) -> Response:
     if request.path.startswith(JSON_PATH_PREFIX):
-        answer = jsonify(error=line)
+        answer = jsonify(error=reason)
         answer.status_code = status
         return answer
-    return Response(line + "\n", status=status, content_type="text/plain; charset=utf-8")
+    return Response(reason + "\n", status=status, content_type="text/plain; charset=utf-8")

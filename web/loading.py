@@ -92,7 +92,26 @@ def link_for_request(text: str, spans: Sequence[Span] | None) -> list[Mention]:
         LinkerNotReady: (503) the linker is not loaded.
         DocumentDropped: (503) past ENTQA_DOCUMENT_TIMEOUT, or the client went away.
     """
-    try:
-        return served_loader().linker().link(text, spans=spans, abandoned=client_gone_check(request.environ))
-    except LinkingCancelled as error:
-        raise DocumentDropped(f"document dropped: {error}") from error
+    (answer,) = link_each_for_request([(text, spans)])
+    if isinstance(answer, BaseException):
+        raise answer
+    return answer
+
+
+def link_each_for_request(
+        documents: Sequence[tuple[str, Sequence[Span] | None]]) -> list[list[Mention] | BaseException]:
+    """The served linker's mentions in each document, or the exception that ended its linking, in order: linked
+    together (`ThreadBoundLinker.link_each`); a document dropped (past ENTQA_DOCUMENT_TIMEOUT, or the client went
+    away) gets DocumentDropped (503).
+
+    Raises:
+        LinkerNotReady: (503) the linker is not loaded.
+    """
+    answers = served_loader().linker().link_each(documents, abandoned=client_gone_check(request.environ))
+    return [_dropped(answer) if isinstance(answer, LinkingCancelled) else answer for answer in answers]
+
+
+def _dropped(cancelled: LinkingCancelled) -> DocumentDropped:
+    dropped = DocumentDropped(f"document dropped: {cancelled}")
+    dropped.__cause__ = cancelled
+    return dropped

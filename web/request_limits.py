@@ -6,7 +6,7 @@ held for as long as a client likes.
 from __future__ import annotations
 
 import socket
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import IO, Any
 
@@ -77,15 +77,14 @@ def check_document_length(text: str, limit: int | None) -> None:
                               "(ENTQA_MAX_DOCUMENT_CHARS)")
 
 
-def check_batch_size(texts: Sequence[str], *, max_documents: int, max_chars: int | None) -> None:
-    """Raises DocumentTooLong when a batch holds more than `max_documents` texts or more than `max_chars` characters
-    in all (None: no limit): a batch may take as much model time as one document of the longest allowed."""
-    if len(texts) > max_documents:
-        raise DocumentTooLong(f"{len(texts)} documents are over the limit of {max_documents} documents per batch "
+def check_batch_size(documents: int, characters: int, *, max_documents: int, max_chars: int | None) -> None:
+    """Raises DocumentTooLong when a batch holds more than `max_documents` documents or more than `max_chars`
+    characters in all (None: no limit): a batch may take as much model time as one document of the longest allowed."""
+    if documents > max_documents:
+        raise DocumentTooLong(f"{documents} documents are over the limit of {max_documents} documents per batch "
                               "(ENTQA_MAX_DOCUMENTS_PER_REQUEST)")
-    total = sum(len(text) for text in texts)
-    if max_chars is not None and total > max_chars:
-        raise DocumentTooLong(f"documents of {total} characters in all are over the limit of {max_chars} "
+    if max_chars is not None and characters > max_chars:
+        raise DocumentTooLong(f"documents of {characters} characters in all are over the limit of {max_chars} "
                               "characters (ENTQA_MAX_DOCUMENT_CHARS)")
 
 

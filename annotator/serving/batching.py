@@ -69,9 +69,10 @@ class DocumentQueue:
         with self._changed:
             return len(self._waiting)
 
-    def put(self, document: PendingDocument) -> None:
+    def put(self, *documents: PendingDocument) -> None:
+        """Queues `documents` in their order, all at once: a batch takes them together as far as its limits allow."""
         with self._changed:
-            self._waiting.append(document)
+            self._waiting.extend(documents)
             self._changed.notify()
 
     def next_batch(self) -> list[PendingDocument]:

@@ -30,9 +30,9 @@ class ThreadBoundLinker:
     """Runs `build()` and then every `link` of the linker it returns on one thread of its own.
 
     Documents that wait together, within `batch`'s limits, are linked in one `link_batch` pass when the linker
-    has one (`BatchEntityLinker`), each caller getting its own answer. A document whose spans are invalid fails
-    alone, before the pass; when a pass fails, its documents are linked again one by one, so that only the
-    failing one fails.
+    has one (`BatchEntityLinker`), each caller getting its own answer; `link_each` queues a caller's several
+    documents at once, so that they wait together. A document whose spans are invalid fails alone, before the
+    pass; when a pass fails, its documents are linked again one by one, so that only the failing one fails.
 
     A document gets `timeout_s` from the call, queueing included. Past that, or once its caller is gone, the
     caller gets LinkingCancelled at once and the linker thread drops the document: before starting it, or at
@@ -62,22 +62,28 @@ class ThreadBoundLinker:
         Raises:
             LinkingCancelled: not answered within `timeout_s`, or `abandoned()` turned True.
         """
-        document = PendingDocument(text, spans, Cancellation.after(self.timeout_s))
-        self._queue.put(document)
-        cancellation = document.cancellation
-        while True:
-            wait = cancellation.remaining()
-            if abandoned is not None:
-                wait = ABANDON_POLL_S if wait is None else min(ABANDON_POLL_S, wait)
-            try:
-                return document.answer.result(timeout=wait)
-            except WaitTimeout:
-                if abandoned is not None and abandoned():
-                    cancellation.cancel("the client went away")
-                reason = cancellation.reason()
-                if reason is not None:
-                    document.answer.cancel()  # succeeds while it is still queued
-                    raise LinkingCancelled(reason) from None
+        (answer,) = self.link_each([(text, spans)], abandoned=abandoned)
+        if isinstance(answer, BaseException):
+            raise answer
+        return answer
+
+    def link_each(self, documents: Sequence[tuple[str, Sequence[Span] | None]], *,
+                  abandoned: Callable[[], bool] | None = None) -> list[list[Mention] | BaseException]:
+        """Each document's mentions, or the exception that ended its linking, in order (as `asyncio.gather` with
+        `return_exceptions`): queued together, so that they share passes as far as `batch` allows, and one
+        failing leaves the others' answers be.
+
+        Args:
+            documents: (text, spans) pairs, as `link` takes them.
+            abandoned: as for `link`; True drops every document not answered yet.
+
+        The documents share one `timeout_s` from the call, as one document as long as all of them would: past it,
+        or once `abandoned()` turns True, a document not answered yet gets LinkingCancelled.
+        """
+        cancellation = Cancellation.after(self.timeout_s)
+        pending = [PendingDocument(text, spans, cancellation) for text, spans in documents]
+        self._queue.put(*pending)
+        return [_answer(document, abandoned) for document in pending]
 
     def waiting(self) -> int:
         """How many documents are queued for the linker thread, not yet taken into a pass."""
@@ -97,6 +103,30 @@ class ThreadBoundLinker:
         built.set_result(linker)
         while True:
             _link_pending(linker, self._queue.next_batch())
+
+
+def _answer(document: PendingDocument,
+            abandoned: Callable[[], bool] | None) -> list[Mention] | BaseException:
+    """The document's mentions or exception, once the linker thread settles it; LinkingCancelled once it is
+    cancelled first (its deadline, or `abandoned()`), without waiting for the linker thread to drop it."""
+    cancellation = document.cancellation
+    while True:
+        wait = cancellation.remaining()
+        if abandoned is not None:
+            wait = ABANDON_POLL_S if wait is None else min(ABANDON_POLL_S, wait)
+        if cancellation.reason() is not None:  # cancelled while an earlier document of its call was awaited
+            wait = 0
+        try:
+            error = document.answer.exception(timeout=wait)
+        except WaitTimeout:
+            if abandoned is not None and abandoned():
+                cancellation.cancel("the client went away")
+            reason = cancellation.reason()
+            if reason is not None:
+                document.answer.cancel()  # succeeds while it is still queued
+                return LinkingCancelled(reason)
+        else:
+            return document.answer.result() if error is None else error
 
 
 def _link_pending(linker: EntityLinker, batch: Sequence[PendingDocument]) -> None:

@@ -11,7 +11,10 @@ import pytest
 from annotator.serving.batching import BatchLimits
 from annotator.runtime.cancellation import LinkingCancelled, check_cancelled
 from annotator.data_types import Mention
+from annotator.pipeline.linker import Linker
 from annotator.serving.linker_thread import ThreadBoundLinker
+from tests.annotator.test_pipeline import TEXT
+from tests.annotator.test_tokenization import TRICKY
 from tests.support.dictionary_linker import DictionaryLinker
 from tests.support.slow_linker import SlowLinker
 
@@ -213,3 +216,41 @@ def test_a_pass_whose_documents_all_passed_their_timeout_stops_and_the_next_one_
     assert [m.title for m in linker.link("Zürich")] == ["Zürich"]
     assert time.monotonic() - started < 5
     assert inner.passes[0] == ["London", "Paris"] and inner.passes[-1] == ["Zürich"]
+
+
+class PassRecorder:
+    """A linker's `link` and `link_batch`, remembering how many documents each pass took."""
+
+    def __init__(self, linker: Linker) -> None:
+        self.linker = linker
+        self.passes: list[int] = []
+
+    def link(self, text: str, spans: Sequence[tuple[int, int]] | None = None) -> list[Mention]:
+        self.passes.append(1)
+        return self.linker.link(text, spans)
+
+    def link_batch(self, texts: Sequence[str],
+                   spans: Sequence[Sequence[tuple[int, int]] | None] | None = None) -> list[list[Mention]]:
+        self.passes.append(len(texts))
+        return self.linker.link_batch(texts, spans)
+
+    def describe(self) -> dict[str, str | int | float]:
+        return self.linker.describe()
+
+
+def test_one_callers_documents_share_passes_within_the_limits_and_get_their_answers_alone(
+        tiny_linker: Linker) -> None:
+    documents: list[tuple[str, list[tuple[int, int]] | None]] = [
+        (TEXT, None), ("Paris", [(0, 5)]), ("Paris", [(3, 9)]), (TRICKY, None), ("Lyon beat Paris", None)]
+    alone = [tiny_linker.link(text, spans) for text, spans in documents[:2] + documents[3:]]
+    assert all(alone)
+    for limit, passes in ((8, [4]), (2, [2, 1, 1])):  # the invalid spans take their place in a batch, then fail
+        inner = PassRecorder(tiny_linker)
+        answers = ThreadBoundLinker(lambda: inner, batch=BatchLimits(documents=limit)).link_each(documents)
+        assert inner.passes == passes
+        assert isinstance(answers[2], ValueError) and "outside" in str(answers[2])
+        linked = [answer for answer in answers if not isinstance(answer, BaseException)]
+        # Padding to other lengths in shared batches moves scores in the last float digits only.
+        assert [[(m.start, m.end, m.title) for m in ms] for ms in linked] == \
+            [[(m.start, m.end, m.title) for m in ms] for ms in alone]
+        assert [m.score for ms in linked for m in ms] == pytest.approx([m.score for ms in alone for m in ms])

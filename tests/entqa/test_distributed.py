@@ -46,17 +46,17 @@ def corpus(tmp_path: Path) -> Path:
     return path
 
 
-def _link_with_ray(corpus: Path, output: Path) -> int:
-    return cli.main(["link", "--ray", "--actors", "2", "--batch-size", BATCH, "--kb", str(DEMO_KB), str(corpus),
+def _link_with_ray(corpus: Path, output: Path, batch_size: str = BATCH) -> int:
+    return cli.main(["link", "--ray", "--actors", "2", "--batch-size", batch_size, "--kb", str(DEMO_KB), str(corpus),
                      "--output", str(output)])
 
 
-def _rows(output: Path) -> list[dict[str, object]]:
+def part_rows(output: Path) -> list[dict[str, object]]:
     return [json.loads(line) for path in sorted(output.glob("part-*.jsonl"))
             for line in path.read_text(encoding="utf-8").splitlines()]
 
 
-def _links(mentions: list[dict[str, object]]) -> list[tuple[object, ...]]:
+def links(mentions: list[dict[str, object]]) -> list[tuple[object, ...]]:
     # int8 scales activations per batch: scores may move in the last digits, links must not
     return sorted((m["start"], m["end"], m["uri"]) for m in mentions)
 
@@ -64,13 +64,13 @@ def _links(mentions: list[dict[str, object]]) -> list[tuple[object, ...]]:
 def test_ray_links_as_entqa_link_in_process(local_ray: None, corpus: Path, tmp_path: Path,
                                             capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["link", "--format", "jsonl", "--batch-size", BATCH, "--kb", str(DEMO_KB), str(corpus)]) == 0
-    in_process = {record["id"]: _links(record["mentions"])
+    in_process = {record["id"]: links(record["mentions"])
                   for record in map(json.loads, capsys.readouterr().out.splitlines())}
 
     assert _link_with_ray(corpus, tmp_path / "out") == 0
-    rows = _rows(tmp_path / "out")
+    rows = part_rows(tmp_path / "out")
     assert sorted(row["id"] for row in rows) == sorted(document["id"] for document in DOCUMENTS)
-    assert {row["id"]: _links(row["mentions"]) for row in rows} == in_process
+    assert {row["id"]: links(row["mentions"]) for row in rows} == in_process
     assert all(in_process[document["id"]] for document in DOCUMENTS)  # something was linked in every document
     assert {row["id"]: (row["text"], row["spans"]) for row in rows} == {
         document["id"]: (document["text"], document.get("spans")) for document in DOCUMENTS}
@@ -81,7 +81,9 @@ def test_a_killed_actor_is_replaced_and_every_row_is_written_once(local_ray: Non
                                                                   tmp_path: Path) -> None:
     output = tmp_path / "out"
     statuses: list[int] = []
-    run = threading.Thread(target=lambda: statuses.append(_link_with_ray(corpus, output)))
+    # One document per block: after the first is written the run goes on for eleven more, time enough to find and
+    # kill an actor on a loaded machine (with three blocks the actors could finish first).
+    run = threading.Thread(target=lambda: statuses.append(_link_with_ray(corpus, output, batch_size="1")))
     run.start()
     killed = None
     deadline = time.monotonic() + 600
@@ -97,7 +99,7 @@ def test_a_killed_actor_is_replaced_and_every_row_is_written_once(local_ray: Non
     run.join(timeout=900)
     assert killed is not None, "no linker actor was found running to kill"
     assert statuses == [0]
-    ids = [row["id"] for row in _rows(output)]
+    ids = [row["id"] for row in part_rows(output)]
     assert sorted(ids) == sorted(document["id"] for document in DOCUMENTS)  # all there, none twice
 
 
@@ -114,10 +116,10 @@ def test_a_run_started_again_links_only_what_is_not_written(local_ray: None, cor
 
     assert _link_with_ray(corpus, output) == 0
     assert "linked 8 of 12 documents" in capsys.readouterr().err
-    rows = _rows(output)
+    rows = part_rows(output)
     assert sorted(row["id"] for row in rows) == sorted(document["id"] for document in DOCUMENTS)
     assert [row for row in rows if row["id"] in {"a0", "a1", "a2", "a3"}] == kept
 
     assert _link_with_ray(corpus, output) == 0  # nothing left: no actor starts
     assert "linked 0 of 12 documents" in capsys.readouterr().err
-    assert len(_rows(output)) == len(DOCUMENTS)
+    assert len(part_rows(output)) == len(DOCUMENTS)
