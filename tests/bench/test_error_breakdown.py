@@ -10,6 +10,7 @@ from annotator.training.data import GoldSpan, TitleLookup, build_documents, load
 from annotator.uris import dbpedia_uri
 from bench.error_breakdown import CandidateRecordingLinker, classify_document, reachability
 from nif.data_types import NifAnnotation, NifDocument
+from tests.annotator.conftest import TINY_RUNTIME
 
 TEXT = "Lyon beat Paris Saint-Germain in France while Paris Hilton watched from Berlin ."
 
@@ -49,7 +50,7 @@ def test_reachability_follows_the_recorded_candidates(tiny_checkpoint: Path, tin
                                                       entqa_cache: Path) -> None:
     kb = load_kb(tiny_kb)
     linker = CandidateRecordingLinker.from_pretrained(tiny_checkpoint, kb_path=tiny_kb, device="cpu",
-                                                      config_overrides={"top_k": len(kb), "cpu_precision": "fp32"})
+                                                      config_overrides={"top_k": len(kb)}, runtime=TINY_RUNTIME)
     titles = ["France", "Paris Hilton", "Berlin", "Paris Saint-Germain"]  # the last is not in the tiny KB
     nif = NifDocument("http://example.org/doc#char=0,", TEXT,
                       tuple(NifAnnotation(TEXT.index(t), TEXT.index(t) + len(t), (dbpedia_uri(t),)) for t in titles))
