@@ -10,9 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from annotator.errors import ConfigError
-
-# What configs saved before the host's settings moved out of config.json (annotator.runtime.settings) held.
-_HOST_KEYS = ("index_type", "cpu_precision", "reader_batch_size", "retriever_batch_size", "gpu_batch_size")
+from annotator.runtime.settings import RuntimeSettings
 
 
 @dataclass(frozen=True)
@@ -116,7 +114,8 @@ def _checked(values: Mapping[str, Any]) -> dict[str, Any]:
     unknown = sorted(set(values) - set(known))
     if not unknown:
         return dict(values)
-    hint = (f"; {', '.join(k for k in unknown if k in _HOST_KEYS)} are the host's settings now "
-            f"(annotator.runtime.settings.RuntimeSettings, ENTQA_* for the service), not saved with the weights"
-            if set(unknown) & set(_HOST_KEYS) else "")
+    # Configs saved before the host's settings left config.json hold them: say where they went.
+    host = sorted(set(unknown) & {f.name for f in fields(RuntimeSettings)})
+    hint = (f"; the host's settings {host} are annotator.runtime.settings.RuntimeSettings (for the service: "
+            f"ENTQA_* variables), not saved with the weights" if host else "")
     raise ConfigError(f"unknown config keys {unknown}; valid keys: {sorted(known)}{hint}")

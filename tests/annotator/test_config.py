@@ -27,7 +27,7 @@ def test_the_paper_preset_is_the_papers_setup() -> None:
 def test_a_config_rejects_unknown_keys_naming_the_valid_ones_and_the_hosts_settings() -> None:
     with pytest.raises(ConfigError, match=r"unknown config keys \['merge'\]; valid keys: \['add_topic', "):
         LinkerConfig.from_dict({"merge": "paper"})
-    with pytest.raises(ConfigError, match="cpu_precision are the host's settings now"):
+    with pytest.raises(ConfigError, match=r"the host's settings \['cpu_precision'\] are annotator.runtime.settings"):
         LinkerConfig.from_dict({"cpu_precision": "auto"})
 
 
