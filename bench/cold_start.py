@@ -23,6 +23,7 @@ from annotator.model.config import LinkerConfig  # noqa: E402
 from annotator.model.encoders import load_tokenizer, resolve_encoder  # noqa: E402
 from annotator.entity_index.__main__ import build_index  # noqa: E402
 from annotator.pipeline.linker import Linker  # noqa: E402
+from annotator.runtime.settings import RuntimeSettings  # noqa: E402
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 SHARED_KB = REPOSITORY.parent / "shared" / "data" / "kb" / "entities.jsonl.gz"
@@ -31,7 +32,7 @@ SAMPLE = "SOCCER - Lyon beat Paris Saint-Germain 2-1 in the French league on Sat
 
 def pretrained_checkpoint(directory: Path) -> Path:
     """An EntQA checkpoint of the pretrained MiniLM towers and an untrained reader head (timing only)."""
-    config = LinkerConfig()
+    config = LinkerConfig.paper()  # as a retriever trained from scratch starts (no mention table)
     return save_checkpoint(directory, config=config, tokenizer=load_tokenizer(resolve_encoder(config.encoder)),
                            retriever=new_retriever(config), reader=new_reader(config))
 
@@ -59,7 +60,7 @@ def main() -> None:
     parser.add_argument("--model", help="checkpoint folder (default: pretrained MiniLM towers, untrained heads)")
     parser.add_argument("--kb", default=str(SHARED_KB), help="KB file to index")
     parser.add_argument("--limit", type=int, default=5000, help="entities to index (the first N of the KB)")
-    parser.add_argument("--index-type", default="flat")
+    parser.add_argument("--index-type", default="flat", help="flat or hnsw (the cold start searches flat)")
     parser.add_argument("--batch-size", type=int, default=128)
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (the CPU may be shared)")
     parser.add_argument("--out", help="index folder (default: a temporary folder)")
@@ -73,7 +74,8 @@ def main() -> None:
         model = Path(args.model) if args.model else pretrained_checkpoint(Path(scratch) / "model")
         out = Path(args.out or Path(scratch) / "index")
         started = time.perf_counter()
-        index = build_index(model, args.kb, out, index_type=args.index_type, batch_size=args.batch_size,
+        index = build_index(model, args.kb, out, runtime=RuntimeSettings(index_type=args.index_type),
+                            batch_size=args.batch_size,
                             limit=args.limit)
         seconds = time.perf_counter() - started
         print(f"index build: {len(index)} entities in {seconds:.1f} s = {len(index) / seconds:.1f} entities/s "

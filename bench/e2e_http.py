@@ -25,6 +25,7 @@ import argparse
 import copy
 import dataclasses
 import json
+import os
 import platform
 import tempfile
 import time
@@ -36,6 +37,7 @@ import numpy as np
 import torch
 
 from annotator.pipeline.linker import Linker
+from annotator.settings import settings_from_variables
 from bench.gunicorn_process import REPOSITORY, gunicorn_serving, wait_for_health
 from bench.naive_reader import NaiveLinker
 from gerbil.client import Annotator, Answer, HttpAnnotator, InProcessAnnotator, Task
@@ -139,7 +141,8 @@ def plot(path: Path, runs: Sequence[Mapping[str, Any]], title: str) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default=str(REPOSITORY / "models" / "entqa-minilm"), help="checkpoint folder")
-    parser.add_argument("--kb", help="KB file (default: $ENTQA_KB_PATH, else the model's own KB)")
+    parser.add_argument("--kb", default=os.environ.get("ENTQA_KB_PATH") or None,
+                        help="KB file (default: $ENTQA_KB_PATH, else the model's own KB)")
     parser.add_argument("--index-dir", help="prebuilt entity index of the KB (default: the model's or the cache's)")
     parser.add_argument("--dataset", default=str(SHARED / "aida" / "dev.ttl"), help="NIF corpus")
     parser.add_argument("--name", help="dataset name in reports (default: the file name)")
@@ -167,7 +170,11 @@ def main() -> None:
         server_env["ENTQA_INDEX_DIR"] = str(Path(args.index_dir).resolve())
 
     # Loaded before any server, so that an index missing from the cache is built here, not in a cold start.
-    linker = Linker.from_pretrained(args.model, kb_path=args.kb, index_dir=args.index_dir) if args.baseline else None
+    # The baseline reads the ENTQA_* settings the servers inherit from this shell, as they do.
+    settings = settings_from_variables(os.environ)
+    linker = (Linker.from_pretrained(args.model, kb_path=args.kb, index_dir=args.index_dir,
+                                     config_overrides=settings.model, runtime=settings.runtime)
+              if args.baseline else None)
     if linker is not None and dataset.documents:
         # One-time costs of the first call (allocator, lazy init) would otherwise land on the first K's batched run.
         linker.link(dataset.documents[0].text)

@@ -33,6 +33,7 @@ from annotator.linking import Span
 from annotator.pipeline.linker import Linker
 from annotator.model.reader import ReaderLogits
 from annotator.model.tokenization import Batch
+from annotator.runtime.settings import RuntimeSettings
 from bench.e2e_http import REPOSITORY, with_top_k
 from gerbil.client import HEADERS, REQUEST_URI, Task, reduce_document
 from gerbil.datasets import load_dataset
@@ -103,10 +104,10 @@ def main() -> None:
     parser.add_argument("--profile", type=int, default=0, help="print the N costliest functions at the last K")
     args = parser.parse_args()
 
-    linker = Linker.from_pretrained(args.model, kb_path=args.kb, device="cpu")
+    gpu = RuntimeSettings().gpu_batch_size
     # A GPU's batching: one reader pass per document (on the CPU, forward passes of 32 pairs).
-    linker.config = linker.config.replace(reader_batch_size=linker.config.gpu_batch_size,
-                                          retriever_batch_size=linker.config.gpu_batch_size)
+    linker = Linker.from_pretrained(args.model, kb_path=args.kb, device="cpu",
+                                    runtime=RuntimeSettings(reader_batch_size=gpu, retriever_batch_size=gpu))
     linker.reader = RandomReader(seed=0)
     linker.retriever = RandomPassageTower(linker.index.dim, seed=0)
     documents = load_dataset("dataset", args.dataset).documents[: args.docs]

@@ -25,6 +25,7 @@ import torch
 from annotator.pipeline.linker import Linker
 from annotator.runtime.precision import cpu_reader, kb_encoder
 from annotator.runtime.quantization import int8_copy
+from annotator.runtime.settings import RuntimeSettings
 from annotator.training.data import TitleLookup, build_documents, load_kb
 from annotator.training.evaluation import RECALL_AT, per_document, retrieval_recall
 from annotator.training.loop import encode, top_k
@@ -46,14 +47,14 @@ def main() -> None:
                                                                "torch.compile (dynamic shapes)")
     args = parser.parse_args()
 
-    linker = Linker.from_pretrained(args.model, kb_path=args.kb,
-                                    config_overrides={"cpu_precision": "fp32", "top_k": args.k})
-    batch_size, device = linker.config.retriever_batch_size, linker.device
+    linker = Linker.from_pretrained(args.model, kb_path=args.kb, config_overrides={"top_k": args.k},
+                                    runtime=RuntimeSettings(cpu_precision="fp32"))
+    batch_size, device = linker.runtime.retriever_batch_size, linker.device
     entity_ids = linker.index.entity_token_ids(range(len(linker.index)))
-    configs = {name: linker.config.replace(cpu_precision=precision)
-               for name, precision in (("onnxruntime int8", "int8"), ("bf16", "bf16"))}
+    precisions = {"onnxruntime int8": "int8", "bf16": "bf16"}
     encoders = {"fp32": linker.retriever, "torch int8": int8_copy(linker.retriever),
-                **{name: kb_encoder(linker.retriever, linker.builder, config) for name, config in configs.items()}}
+                **{name: kb_encoder(linker.retriever, linker.builder, precision)
+                   for name, precision in precisions.items()}}
 
     sample = np.sort(np.random.default_rng(0).choice(len(entity_ids), min(args.sample, len(entity_ids)), replace=False))
     timed = {}
@@ -78,7 +79,7 @@ def main() -> None:
                           [p.input_ids for d in documents for p in d.passages], batch_size=batch_size,
                           device=device, desc="encode passages")
         entities = {"fp32": torch.from_numpy(np.asarray(linker.index.embeddings, dtype=np.float32))}
-        for name in configs:
+        for name in precisions:
             entities[name] = encode(encoders[name].embed_entities, linker.builder, entity_ids, batch_size=batch_size,
                                     device=encoders[name].device, desc=f"encode KB {name}")
     for name, vectors in entities.items():
@@ -89,7 +90,8 @@ def main() -> None:
 
     linked = dataclasses.replace(dataset, documents=dataset.documents[: args.docs])
     readers = {"fp32": linker.reader, "torch int8": int8_copy(linker.reader),
-               **{name: cpu_reader(linker.reader, linker.builder, config) for name, config in configs.items()}}
+               **{name: cpu_reader(linker.reader, linker.builder, precision)
+                  for name, precision in precisions.items()}}
     if args.compile:
         readers |= {f"{name} torch.compile": torch.compile(readers[name], dynamic=True) for name in ("fp32", "bf16")}
     for name, reader in readers.items():

@@ -23,8 +23,9 @@ class NaiveLinker(Linker):
         and index."""
         dtype = next(linker.retriever.parameters()).dtype
         reader = load_reader(linker.model_dir).to(linker.device, dtype)
-        return cls(config=linker.config, builder=linker.builder, retriever=linker.retriever, reader=reader,
-                   index=linker.index, device=linker.device, model_dir=linker.model_dir, kb_path=linker.kb_path)
+        return cls(config=linker.config, runtime=linker.runtime, builder=linker.builder, retriever=linker.retriever,
+                   reader=reader, index=linker.index, device=linker.device, model_dir=linker.model_dir,
+                   kb_path=linker.kb_path)
 
     def _score_pairs(self, batch: Batch, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Scores each pair on its own; positions beyond a pair's length are -inf, as in the batched pass."""

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import copy
 import cProfile
+import os
 import pstats
 import time
 from collections.abc import Sequence
@@ -26,6 +27,7 @@ import torch
 from torch.profiler import ProfilerActivity, profile
 
 from annotator.pipeline.linker import Linker
+from annotator.settings import settings_from_variables
 from bench.e2e_http import REPOSITORY, with_top_k
 from bench.host_overhead import summary
 from gerbil.datasets import load_dataset
@@ -85,7 +87,9 @@ def main() -> None:
                         help="also time the reader under torch.compile in each of these modes")
     args = parser.parse_args()
 
-    linker = Linker.from_pretrained(args.model, kb_path=args.kb)
+    settings = settings_from_variables(os.environ)  # ENTQA_CPU_PRECISION, ... as the service reads them
+    linker = Linker.from_pretrained(args.model, kb_path=args.kb, config_overrides=settings.model,
+                                    runtime=settings.runtime)
     if args.k is not None:
         linker = with_top_k(linker, args.k)
     if args.compile and not isinstance(linker.reader, torch.nn.Module):

@@ -11,12 +11,14 @@ printed apart, to set against it.
 from __future__ import annotations
 
 import argparse
+import os
 import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
 from annotator import DEFAULT_MODEL_DIR
+from annotator.settings import settings_from_variables
 from entqa import cli, distributed
 from entqa.documents import InputDocument
 from gerbil.datasets import load_nif
@@ -39,8 +41,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(f"{len(documents)} documents, {sum(map(len, texts))} characters, batch size {args.batch_size}, "
           f"KB {args.kb}")
 
+    settings = settings_from_variables(os.environ)  # as `entqa link` reads them
     started = time.perf_counter()
-    linker = cli.load_linker(DEFAULT_MODEL_DIR, kb_path=args.kb, index_dir=None, device="cpu")
+    linker = cli.load_linker(DEFAULT_MODEL_DIR, kb_path=args.kb, index_dir=None, device="cpu", settings=settings)
     loaded = time.perf_counter()
     cli.link_documents(linker, documents, batch_size=args.batch_size)
     linked = time.perf_counter()
@@ -56,7 +59,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             with tempfile.TemporaryDirectory() as output:
                 started = time.perf_counter()
                 distributed.link_corpus(documents, Path(output), model_dir=DEFAULT_MODEL_DIR, kb_path=args.kb,
-                                        index_dir=None, device="cpu", address=None, actors=actors,
+                                        index_dir=None, device="cpu", settings=settings, address=None, actors=actors,
                                         batch_size=args.batch_size, output_format="jsonl")
                 seconds = time.perf_counter() - started
             print(f"ray, {actors} actor{'s' if actors > 1 else ''}: {seconds:.1f} s with the actors' load: "

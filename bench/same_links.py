@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,18 +21,18 @@ from tqdm import tqdm
 
 from annotator import DEFAULT_MODEL_DIR
 from gerbil.datasets import load_dataset
-from gerbil.dev_suite import parse_setting
+from annotator.settings import LinkerSettings, settings_from_variables
 
 TASKS = ("A2KB", "D2KB")
 SCORE_TOLERANCE = 1e-6
 
 
-def dump(*, model: Path, kb: Path | None, dataset: Path, settings: dict[str, Any], out: Path,
+def dump(*, model: Path, kb: Path | None, dataset: Path, settings: LinkerSettings, out: Path,
          limit: int | None) -> None:
     """Link every document of `dataset` in both tasks, one document per call, and write the mentions."""
     from annotator import Linker
 
-    linker = Linker.from_pretrained(model, kb_path=kb, config_overrides=settings)
+    linker = Linker.from_pretrained(model, kb_path=kb, config_overrides=settings.model, runtime=settings.runtime)
     documents = load_dataset("dataset", str(dataset)).documents[:limit]
     answers: dict[str, dict[str, list[list[Any]]]] = {task: {} for task in TASKS}
     for document in tqdm(documents, desc="documents", unit="doc"):
@@ -75,8 +76,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     dumping.add_argument("--model", type=Path, default=DEFAULT_MODEL_DIR)
     dumping.add_argument("--kb", type=Path, help="KB file (default: the model's embedded KB)")
     dumping.add_argument("--dataset", type=Path, default=Path("../shared/data/aida/dev.ttl"))
-    dumping.add_argument("--set", dest="settings", action="append", default=[], metavar="FIELD=JSON",
-                         help="a config setting, e.g. --set cpu_precision='\"fp32\"' (repeatable)")
+    dumping.add_argument("--set", dest="settings", action="append", default=[], metavar="NAME=VALUE",
+                         help="a linker setting over the ENTQA_* variables, e.g. --set cpu_precision=fp32 (repeatable)")
     dumping.add_argument("--limit", type=int, help="only the first N documents")
     dumping.add_argument("--out", type=Path, required=True)
     comparing = commands.add_parser("compare", help="compare two dumps; exit 1 when they differ")
@@ -84,8 +85,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     comparing.add_argument("after", type=Path)
     args = parser.parse_args(argv)
     if args.command == "dump":
-        dump(model=args.model, kb=args.kb, dataset=args.dataset, settings=dict(parse_setting(item) for item in args.settings),
-             out=args.out, limit=args.limit)
+        dump(model=args.model, kb=args.kb, dataset=args.dataset,
+             settings=settings_from_variables(os.environ, assignments=args.settings), out=args.out, limit=args.limit)
         return 0
     return 0 if compare(args.before, args.after) else 1
 

@@ -15,6 +15,7 @@ from tqdm import tqdm
 from annotator import DEFAULT_MODEL_DIR
 from annotator.data_types import Mention
 from annotator.errors import AnnotatorError, ConfigError
+from annotator.settings import LinkerSettings, settings_from_variables
 from entqa import distributed
 from entqa.distributed import RayMissingError
 from entqa.documents import INPUT_FORMATS, STDIN, InputDocument, InputError, read_documents
@@ -33,7 +34,7 @@ DELEGATED_COMMANDS = {
 }
 # gunicorn's settings, shipped inside this package (a link to the checkout's top-level gunicorn.conf.py).
 GUNICORN_CONFIG = Path(__file__).resolve().parent / "gunicorn.conf.py"
-# The settings the service reads (web.create_app: ENTQA_ + its setting name; linker settings: LinkerConfig.with_env).
+# The settings the service reads (web.create_app: ENTQA_ + its setting name; the linker's: annotator.settings).
 MODEL_DIR_ENV, KB_PATH_ENV, INDEX_DIR_ENV = "ENTQA_MODEL_DIR", "ENTQA_KB_PATH", "ENTQA_INDEX_DIR"
 BIND_ENV, WORKERS_ENV = "ENTQA_BIND", "ENTQA_WORKERS"
 
@@ -146,7 +147,8 @@ def run_link(args: argparse.Namespace) -> int:
                                   f"{', '.join(sorted(OUTPUT_FORMATS))}")
     documents = read_documents(args.inputs, args.input_format)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    linker = load_linker(args.model, kb_path=args.kb, index_dir=args.index_dir, device=args.device)
+    linker = load_linker(args.model, kb_path=args.kb or _env_path(KB_PATH_ENV), index_dir=args.index_dir,
+                         device=args.device, settings=settings_from_variables(os.environ))
     mentions = link_documents(linker, documents, batch_size=args.batch_size)
     sys.stdout.write(OUTPUT_FORMATS[args.format or "tsv"](documents, mentions))
     return 0
@@ -164,11 +166,12 @@ def run_distributed_link(args: argparse.Namespace) -> int:
         args.command_parser.error("with --ray the inputs are JSON lines or .parquet files (--input-format auto or "
                                   "jsonl)")
     distributed.import_ray()  # says how to install Ray before anything is read
+    settings = settings_from_variables(os.environ)
     documents = distributed.read_corpus(args.inputs)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     linked = distributed.link_corpus(
         documents, args.output, model_dir=args.model, kb_path=args.kb or _env_path(KB_PATH_ENV),
-        index_dir=args.index_dir, device=args.device, address=args.address, actors=args.actors,
+        index_dir=args.index_dir, device=args.device, settings=settings, address=args.address, actors=args.actors,
         batch_size=args.batch_size, output_format=output_format)
     print(f"{args.command_parser.prog}: linked {linked} of {len(documents)} documents into {args.output} "
           f"({len(documents) - linked} were there already)", file=sys.stderr)
@@ -176,18 +179,20 @@ def run_distributed_link(args: argparse.Namespace) -> int:
 
 
 def _env_path(name: str) -> Path | None:
-    # read here, so that link_corpus hands the actors an absolute path: a relative one would be read from each
-    # Ray worker's own folder
+    # read here, as the service reads it (and so that link_corpus hands the actors an absolute path: a relative one
+    # would be read from each Ray worker's own folder)
     value = os.environ.get(name)
     return Path(value) if value else None
 
 
-def load_linker(model_dir: Path, *, kb_path: Path | None, index_dir: Path | None, device: str | None) -> Linker:
-    """The EntQA linker, configured as the service's: the checkpoint's config.json, then ENTQA_* variables (the KB:
-    `kb_path`, else $ENTQA_KB_PATH, else the model's demo KB)."""
+def load_linker(model_dir: Path, *, kb_path: Path | None, index_dir: Path | None, device: str | None,
+                settings: LinkerSettings) -> Linker:
+    """The EntQA linker, configured as the service's: the checkpoint's config.json with the `settings` read from
+    the ENTQA_* variables (the KB: `kb_path`, else the model's demo KB)."""
     from annotator.pipeline.linker import Linker  # torch and faiss: loaded only once the input has been read
 
-    return Linker.from_pretrained(model_dir, kb_path=kb_path, index_dir=index_dir, device=device)
+    return Linker.from_pretrained(model_dir, kb_path=kb_path, index_dir=index_dir, device=device,
+                                  config_overrides=settings.model, runtime=settings.runtime)
 
 
 def link_documents(linker: Linker, documents: Sequence[InputDocument], *, batch_size: int) -> list[list[Mention]]:

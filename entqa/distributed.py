@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from annotator.data_types import Mention
+from annotator.settings import LinkerSettings
 from entqa.documents import InputDocument, InputError, parse_record, read_documents
 
 if TYPE_CHECKING:
@@ -28,8 +29,8 @@ RAY_INSTALL_HINT = 'pip install "entqa-nif-annotator[ray]" (from a checkout: pip
 OUTPUT_FORMATS = ("jsonl", "parquet")
 PART_PREFIX = "part-"
 PARQUET_SUFFIX = ".parquet"
-# The settings an actor reads as the service does (LinkerConfig.with_env and the KB/index variables).
-SETTINGS_PREFIX = "ENTQA_"
+# Where the library keeps what it derives (unpacked encoders, KB indexes): the actors' must be the driver's.
+CACHE_ENV = "ENTQA_CACHE"
 MENTION_KEYS = ("start", "end", "surface", "title", "uri", "score")
 
 
@@ -101,10 +102,12 @@ def linked_ids(output_dir: Path) -> set[str | int]:
 class LinkerActor:
     """One Ray actor's linker, loaded once; called with a block of documents, answers them with their mentions."""
 
-    def __init__(self, model_dir: str, kb_path: str | None, index_dir: str | None, device: str | None) -> None:
+    def __init__(self, model_dir: str, kb_path: str | None, index_dir: str | None, device: str | None,
+                 settings: LinkerSettings) -> None:
         from annotator.pipeline.linker import Linker
 
-        self.linker = Linker.from_pretrained(model_dir, kb_path=kb_path, index_dir=index_dir, device=device)
+        self.linker = Linker.from_pretrained(model_dir, kb_path=kb_path, index_dir=index_dir, device=device,
+                                             config_overrides=settings.model, runtime=settings.runtime)
 
     def __call__(self, block: pyarrow.Table) -> pyarrow.Table:
         rows = block.to_pylist()
@@ -133,13 +136,14 @@ def _rows_table(rows: list[dict[str, Any]]) -> pyarrow.Table:
 
 
 def link_corpus(documents: Sequence[InputDocument], output_dir: Path, *, model_dir: Path, kb_path: Path | None,
-                index_dir: Path | None, device: str | None, address: str | None, actors: int, batch_size: int,
-                output_format: str) -> int:
+                index_dir: Path | None, device: str | None, settings: LinkerSettings, address: str | None,
+                actors: int, batch_size: int, output_format: str) -> int:
     """Links the documents whose ids `output_dir` does not hold yet on a pool of `actors` Ray actors, writing each
     finished block to a part file; returns how many documents this run linked.
 
-    `address`: a Ray cluster's (None: $RAY_ADDRESS, else a Ray started here for the run). Every path must exist
-    at the same place on every node of a cluster.
+    `settings`: the linker's, as the service reads them from the ENTQA_* variables; `address`: a Ray cluster's
+    (None: $RAY_ADDRESS, else a Ray started here for the run). Every path must exist at the same place on every
+    node of a cluster.
     """
     if output_format not in OUTPUT_FORMATS:
         raise ValueError(f"output format must be one of {', '.join(OUTPUT_FORMATS)}, got {output_format!r}")
@@ -150,9 +154,9 @@ def link_corpus(documents: Sequence[InputDocument], output_dir: Path, *, model_d
     if not todo:
         return 0
     if not ray.is_initialized():
-        # The actors read their settings as the service does: ENTQA_* of this shell, on every node.
-        settings = {name: value for name, value in os.environ.items() if name.startswith(SETTINGS_PREFIX)}
-        ray.init(address=address, runtime_env={"env_vars": settings}, log_to_driver=False)
+        # The actors get their settings as arguments; only the cache folder is this shell's, on every node.
+        cache = {CACHE_ENV: os.environ[CACHE_ENV]} if CACHE_ENV in os.environ else {}
+        ray.init(address=address, runtime_env={"env_vars": cache}, log_to_driver=False)
     gpus = ray.cluster_resources().get("GPU", 0)
     rows = [{"id": d.id, "text": d.text, "spans": None if d.spans is None else [list(s) for s in d.spans]}
             for d in todo]
@@ -160,7 +164,7 @@ def link_corpus(documents: Sequence[InputDocument], output_dir: Path, *, model_d
     linked = dataset.map_batches(
         LinkerActor, batch_format="pyarrow", batch_size=batch_size, concurrency=actors,
         fn_constructor_kwargs={"model_dir": str(model_dir.resolve()), "kb_path": _absolute(kb_path),
-                               "index_dir": _absolute(index_dir), "device": device},
+                               "index_dir": _absolute(index_dir), "device": device, "settings": settings},
         # Fault tolerance is Ray Data's default for an actor pool (max_restarts=-1, max_task_retries=-1): a killed
         # actor is started again and its blocks linked again. Passing them here is deprecated since Ray 2.60.
         num_gpus=1 if gpus else 0, num_cpus=1)

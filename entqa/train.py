@@ -124,7 +124,7 @@ def training_config(args: argparse.Namespace) -> TrainingConfig:
 
 def kb_vectors(index_dir: Path, retriever: DualEncoder, kb_path: Path, config: LinkerConfig) -> torch.Tensor:
     """The fp32 entity vectors of a built index, checked to come from this KB and this retriever's entity tower."""
-    identity = index_identity(kb_path=kb_path, checkpoint_id=entity_tower_id(retriever), config=config.to_dict())
+    identity = index_identity(kb_path=kb_path, checkpoint_id=entity_tower_id(retriever), config=config)
     embeddings = EntityIndex.load(index_dir, identity=identity, use_gpu=False).embeddings
     return torch.from_numpy(np.asarray(embeddings, dtype=np.float32))
 
@@ -146,9 +146,8 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "python -m entqa.trai
         keep_mention_table(args.retriever, args.out)
     reader = None
     if args.module == "retriever":
-        linker_config = load_config(last) if resuming else LinkerConfig(encoder=args.encoder,
-                                                                         max_entity_len=config.max_entity_len,
-                                                                         shared_towers=args.shared_towers)
+        linker_config = load_config(last) if resuming else LinkerConfig.paper().replace(
+            encoder=args.encoder, max_entity_len=config.max_entity_len, shared_towers=args.shared_towers)
         tokenizer = load_tokenizer(resolve_encoder(linker_config.encoder))
         retriever = load_retriever(last, linker_config) if resuming else new_retriever(linker_config)
     elif args.module in ("passage-tower", "entity-tower"):
@@ -162,7 +161,7 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "python -m entqa.trai
         reloaded = resuming and args.module == "entity-tower"
         indexed = load_retriever(args.retriever, source_config) if reloaded else retriever
         index_dir = args.index_dir or cached_index_dir(kb_path=args.kb, entity_tower_id=entity_tower_id(indexed),
-                                                           config=linker_config.to_dict())
+                                                           config=linker_config)
     else:
         linker_config = load_config(args.retriever).replace(max_entity_len=config.max_entity_len)
         tokenizer = load_checkpoint_tokenizer(args.retriever)

@@ -8,9 +8,11 @@ shown but not averaged).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime
 import json
 import logging
+import os
 import platform
 import shlex
 import statistics
@@ -24,6 +26,8 @@ from typing import Any
 from tqdm import tqdm
 
 from annotator import DEFAULT_MODEL_DIR
+from annotator.errors import ConfigError
+from annotator.settings import settings_from_variables
 from gerbil.client import Annotator, HttpAnnotator, InProcessAnnotator, Task
 from gerbil.datasets import load_dataset
 from gerbil.experiment import ExperimentResult, run_experiment
@@ -113,19 +117,21 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     target.add_argument("--endpoint", help="URL of a NIF web annotator (default: the linker in process)")
     target.add_argument("--in-process", dest="model_dir", type=Path, metavar="MODEL_DIR", default=DEFAULT_MODEL_DIR,
                         help="the model folder linked in process (default: the shipped checkpoint)")
-    parser.add_argument("--kb", dest="kb_path", type=Path, help="KB file for the in-process linker")
+    parser.add_argument("--kb", dest="kb_path", type=Path, default=os.environ.get("ENTQA_KB_PATH") or None,
+                        help="KB file for the in-process linker (default: $ENTQA_KB_PATH, else the model's demo KB)")
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA_DIR,
                         help="folder holding aida/dev.ttl and ood-dev/ (default: %(default)s)")
     parser.add_argument("--sets", nargs="+", choices=list(SETS), default=list(SETS), metavar="SET",
                         help=f"the sets to run (default: all of {', '.join(SETS)})")
     parser.add_argument("--tasks", nargs="+", choices=[t.value for t in Task], default=[t.value for t in Task])
-    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="FIELD=JSON",
-                        help="in process: a linker setting for every set, e.g. --set threshold=0.05 (repeatable)")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="NAME=VALUE",
+                        help="in process: a linker setting for every set, over the ENTQA_* variables (which it reads "
+                             "as the service does), e.g. --set threshold=0.05 (repeatable; annotator.settings)")
     parser.add_argument("--output", type=Path, default=Path("dev-suite.json"), help="JSON results (default: %(default)s)")
     args = parser.parse_args(argv)
     try:
-        args.overrides = dict(parse_setting(item) for item in args.overrides)
-    except ValueError as error:
+        args.settings = settings_from_variables(os.environ, assignments=args.overrides)
+    except ConfigError as error:
         parser.error(str(error))
     if args.endpoint and args.overrides:
         parser.error("--set applies to the in-process linker; configure a service through its environment")
@@ -135,26 +141,17 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     return args
 
 
-def parse_setting(item: str) -> tuple[str, Any]:
-    """FIELD=JSON → (FIELD, value); a value that is not JSON is a bare string (merge=paper)."""
-    name, sep, raw = item.partition("=")
-    if not sep or not name:
-        raise ValueError(f"expected FIELD=JSON, got {item!r}")
-    try:
-        return name, json.loads(raw)
-    except json.JSONDecodeError:
-        return name, raw  # a bare string such as merge=paper
-
-
 def make_annotator(args: argparse.Namespace) -> tuple[Annotator, dict[str, Any]]:
     """The annotator under test and what identifies it in the JSON."""
     if args.endpoint:
         return HttpAnnotator(args.endpoint), {"endpoint": args.endpoint}
     from annotator.pipeline.linker import Linker  # heavy (torch, faiss): only for in-process runs
 
-    linker = Linker.from_pretrained(args.model_dir, kb_path=args.kb_path, config_overrides=args.overrides)
+    linker = Linker.from_pretrained(args.model_dir, kb_path=args.kb_path, config_overrides=args.settings.model,
+                                    runtime=args.settings.runtime)
     return InProcessAnnotator(linker), {"model_dir": str(args.model_dir), "kb": str(linker.kb_path or "embedded"),
-                                        "entities": len(linker.index), "config": linker.config.to_dict()}
+                                        "entities": len(linker.index), "config": linker.config.to_dict(),
+                                        "runtime": dataclasses.asdict(args.settings.runtime)}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

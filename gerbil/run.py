@@ -5,6 +5,7 @@ import argparse
 import dataclasses
 import json
 import logging
+import os
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -15,6 +16,8 @@ from typing import Any
 from tqdm import tqdm
 
 from annotator import DEFAULT_MODEL_DIR
+from annotator.errors import ConfigError
+from annotator.settings import LinkerSettings, settings_from_variables
 from gerbil.client import DEFAULT_TIMEOUT_S, Annotator, HttpAnnotator, InProcessAnnotator, Task
 from gerbil.datasets import load_dataset, load_redirects
 from gerbil.experiment import ExperimentResult, run_experiment
@@ -36,6 +39,7 @@ class RunConfig:
         endpoint: the NIF web service URL (None: in-process).
         model_dir: the model folder for in-process runs.
         kb_path: an optional KB file for the in-process linker.
+        settings: the in-process linker's (the command line reads them from ENTQA_*, as the service does).
         matching: A2KB span matching, "strong" or "weak".
         redirects: an optional redirects TSV.
         timeout_s: per-request timeout.
@@ -49,6 +53,7 @@ class RunConfig:
     endpoint: str | None = None
     model_dir: Path | None = None
     kb_path: Path | None = None
+    settings: LinkerSettings = field(default_factory=LinkerSettings)
     matching: str = "strong"
     redirects: Path | None = None
     timeout_s: float = DEFAULT_TIMEOUT_S
@@ -72,7 +77,9 @@ def parse_args(argv: Sequence[str] | None = None, *, prog: str = "python -m gerb
     target.add_argument("--in-process", dest="model_dir", type=Path, metavar="MODEL_DIR", nargs="?",
                         const=DEFAULT_MODEL_DIR,
                         help="call the Linker of this model folder directly (default: the shipped checkpoint)")
-    parser.add_argument("--kb", dest="kb_path", type=Path, help="KB file for the in-process linker")
+    parser.add_argument("--kb", dest="kb_path", type=Path, default=os.environ.get("ENTQA_KB_PATH") or None,
+                        help="KB file for the in-process linker (default: $ENTQA_KB_PATH, else the model's demo KB); "
+                             "its other settings come from ENTQA_* as the service's do")
     parser.add_argument("--dataset", dest="datasets", type=_dataset_spec, action="append", required=True,
                         metavar="NAME=PATH", help="a dataset; repeat for several (AIDA TSV: PATH#first-last)")
     parser.add_argument("--task", choices=[task.value for task in Task], default=Task.A2KB.value)
@@ -83,8 +90,12 @@ def parse_args(argv: Sequence[str] | None = None, *, prog: str = "python -m gerb
     parser.add_argument("--with-confidence", action="store_true")
     parser.add_argument("--output", type=Path, default=Path("gerbil-results.json"))
     args = parser.parse_args(argv)
+    try:
+        settings = settings_from_variables(os.environ)
+    except ConfigError as error:
+        parser.error(str(error))
     return RunConfig(datasets=tuple(args.datasets), task=Task(args.task), endpoint=args.endpoint,
-                     model_dir=args.model_dir, kb_path=args.kb_path, matching=args.matching,
+                     model_dir=args.model_dir, kb_path=args.kb_path, settings=settings, matching=args.matching,
                      redirects=args.redirects, timeout_s=args.timeout_s, headers=dict(args.header),
                      with_confidence=args.with_confidence, output=args.output)
 
@@ -95,7 +106,8 @@ def make_annotator(config: RunConfig) -> Annotator:
         return HttpAnnotator(config.endpoint, timeout_s=config.timeout_s, headers=config.headers)
     from annotator.pipeline.linker import Linker  # heavy (torch, faiss): only for in-process runs
 
-    linker = Linker.from_pretrained(config.model_dir, kb_path=config.kb_path)
+    linker = Linker.from_pretrained(config.model_dir, kb_path=config.kb_path, config_overrides=config.settings.model,
+                                    runtime=config.settings.runtime)
     return InProcessAnnotator(linker, with_confidence=config.with_confidence)
 
 

@@ -15,8 +15,8 @@ def annotations_from_mentions(mentions: Sequence[Mention], *, spans: Iterable[tu
                               ) -> tuple[NifAnnotation, ...]:
     """One annotation per span, sorted by span, best-scored mention first.
 
-    Mentions sharing a span (`merge="paper"`) become one annotation whose URIs are the union, in score order, and whose
-    confidence is the best score. With `spans` (D2KB) only those spans are answered.
+    Mentions sharing a span (a linker may give several) become one annotation whose URIs are the union, in score
+    order, and whose confidence is the best score. With `spans` (D2KB) only those spans are answered.
 
     Args:
         mentions: the linker's mentions.

@@ -7,7 +7,11 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
+import web
 from annotator.data_types import Mention
+from annotator.errors import ConfigError
+from annotator.runtime.settings import RuntimeSettings
+from annotator.settings import LinkerSettings
 from nif import NifAnnotation, parse_document
 from tests.support.dictionary_linker import DictionaryLinker
 from tests.support.gerbil_requests import HEADERS, REQUEST_BASE, TRICKY_TEXT, gerbil_request, span_of
@@ -111,6 +115,26 @@ def test_config_comes_from_defaults_then_environment_then_mapping(monkeypatch: p
     assert app.config["WIKIPEDIA_URIS"] is False
     assert app.config["MODEL_DIR"].endswith("models/entqa-minilm")
     assert app.extensions["entqa"].linker().describe() == DictionaryLinker().describe()
+
+
+def test_linker_settings_come_from_the_environment_and_a_bad_one_stops_the_start(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    loaded: list[LinkerSettings] = []
+
+    def load(app: Flask, settings: LinkerSettings) -> DictionaryLinker:
+        loaded.append(settings)
+        return DictionaryLinker()
+
+    monkeypatch.setattr(web, "_load_linker", load)
+    monkeypatch.setenv("ENTQA_TOP_K", "20")
+    monkeypatch.setenv("ENTQA_CPU_PRECISION", "fp32")
+    app = create_app({"TESTING": True, "THRESHOLD": 0.1})
+    assert app.extensions["entqa"].wait(timeout_s=10) == "ok"
+    assert loaded == [LinkerSettings(model={"top_k": 20, "threshold": 0.1},
+                                     runtime=RuntimeSettings(cpu_precision="fp32"))]
+    monkeypatch.setenv("ENTQA_CPU_PRECISION", "fp16")
+    with pytest.raises(ConfigError, match="ENTQA_CPU_PRECISION: Input should be 'auto', 'bf16', 'int8' or 'fp32'"):
+        create_app({"TESTING": True})
 
 
 def test_health_reports_the_linker(client: FlaskClient) -> None:

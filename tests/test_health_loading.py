@@ -10,6 +10,7 @@ from flask import Flask
 
 import web
 from annotator.linking import EntityLinker
+from annotator.settings import LinkerSettings
 from tests.support.dictionary_linker import DictionaryLinker
 from tests.support.gerbil_requests import HEADERS, gerbil_request
 from web import create_app
@@ -24,7 +25,7 @@ def test_health_is_503_while_loading_then_200_with_numbers(monkeypatch: pytest.M
                                                           caplog: pytest.LogCaptureFixture) -> None:
     loaded = threading.Event()
 
-    def load_slowly(app: Flask) -> EntityLinker:
+    def load_slowly(app: Flask, settings: LinkerSettings) -> EntityLinker:
         loaded.wait(timeout=30)
         return CountingLinker()
 
@@ -53,7 +54,7 @@ def test_health_is_503_while_loading_then_200_with_numbers(monkeypatch: pytest.M
 
 
 def test_a_failed_load_is_reported_by_health_and_requests(monkeypatch: pytest.MonkeyPatch) -> None:
-    def fail(app: Flask) -> EntityLinker:
+    def fail(app: Flask, settings: LinkerSettings) -> EntityLinker:
         raise FileNotFoundError("no checkpoint in /nowhere")
 
     monkeypatch.setattr(web, "_load_linker", fail)

@@ -13,6 +13,7 @@ from annotator import DEFAULT_MODEL_DIR
 from annotator.serving.batching import BatchLimits
 from annotator.serving.linker_thread import ThreadBoundLinker
 from annotator.linking import EntityLinker
+from annotator.settings import LinkerSettings, settings_from_variables
 from web.api import bp as api
 from web.errors import register_error_handlers
 from web.loading import LinkerLoader
@@ -59,7 +60,9 @@ DEFAULTS: dict[str, Any] = {
 def create_app(config: Mapping[str, Any] | None = None, *, linker: EntityLinker | None = None) -> Flask:
     """Builds the application; its linker loads in the background (once per process), /health says when it is in.
 
-    Settings come from `DEFAULTS`, then `ENTQA_*` environment variables (JSON-parsed), then `config`.
+    Settings come from `DEFAULTS`, then `ENTQA_*` environment variables (JSON-parsed), then `config`. Besides
+    those of `DEFAULTS`, the linker's are any field of the model config (`LinkerConfig`, over the checkpoint's
+    config.json) or of the host's settings (`RuntimeSettings`), named in upper case: `TOP_K`, `CPU_PRECISION`.
 
     Args:
         config: settings that override the defaults and the environment.
@@ -76,7 +79,7 @@ def create_app(config: Mapping[str, Any] | None = None, *, linker: EntityLinker 
     if config is not None:
         app.config.from_mapping(config)
     # Checked here, so that a setting out of range stops the start rather than the loading.
-    loader = LinkerLoader(partial(_thread_bound_linker, app, linker, _batch_limits(app)))
+    loader = LinkerLoader(partial(_thread_bound_linker, app, linker, _batch_limits(app), _linker_settings(app)))
     if linker is not None:
         loader.wait()  # nothing to load: served from the first request on
     app.extensions["entqa"] = loader
@@ -87,10 +90,11 @@ def create_app(config: Mapping[str, Any] | None = None, *, linker: EntityLinker 
     return app
 
 
-def _thread_bound_linker(app: Flask, linker: EntityLinker | None, batch: BatchLimits) -> ThreadBoundLinker:
+def _thread_bound_linker(app: Flask, linker: EntityLinker | None, batch: BatchLimits,
+                         settings: LinkerSettings) -> ThreadBoundLinker:
     # Request threads hand their documents to the one thread that holds the model (see ThreadBoundLinker).
     def build() -> EntityLinker:
-        return linker if linker is not None else _load_linker(app)
+        return linker if linker is not None else _load_linker(app, settings)
 
     return ThreadBoundLinker(build, timeout_s=app.config["DOCUMENT_TIMEOUT"], batch=batch)
 
@@ -103,11 +107,17 @@ def _batch_limits(app: Flask) -> BatchLimits:
         raise ValueError(f"{error} (ENTQA_BATCH_DOCUMENTS, ENTQA_BATCH_CHARACTERS, ENTQA_BATCH_WAIT_MS)") from error
 
 
-def _load_linker(app: Flask) -> EntityLinker:
+def _linker_settings(app: Flask) -> LinkerSettings:
+    # The model's and the host's settings among the app's (ENTQA_TOP_K is TOP_K there); errors name the variable.
+    return settings_from_variables({f"ENTQA_{name}": value for name, value in app.config.items()})
+
+
+def _load_linker(app: Flask, settings: LinkerSettings) -> EntityLinker:
     # Imported here so that the web layer and its tests run without torch when a linker is injected.
     from annotator.pipeline.linker import Linker
 
     logger.info("loading the linker from %s (KB: %s); /health answers 503 until it is in",
                 app.config["MODEL_DIR"], app.config["KB_PATH"] or "the model's demo KB")
     return Linker.from_pretrained(app.config["MODEL_DIR"], kb_path=app.config["KB_PATH"],
-                                  index_dir=app.config["INDEX_DIR"])
+                                  index_dir=app.config["INDEX_DIR"], config_overrides=settings.model,
+                                  runtime=settings.runtime)

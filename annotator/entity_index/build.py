@@ -54,7 +54,7 @@ def build_folder(directory: Path, *, kb_path: str | Path, encoder: EntityEncoder
     there with the same identity are reused, an unfinished encoding continues."""
     check_index_type(index_type)  # before any work
     identity = index_identity(kb_path=kb_path, checkpoint_id=checkpoint_id,
-                              config=builder.config.to_dict(), limit=limit)
+                              config=builder.config, limit=limit)
     manifest = read_manifest(directory)
     if manifest.get("identity") != identity:
         manifest = {"identity": identity, "complete": False, "encoded_with": encoder.precision}
@@ -169,13 +169,9 @@ def _encode(directory: Path, *, encoder: EntityEncoder, builder: InputBuilder, b
 
 
 def _write_faiss(directory: Path, embeddings: np.ndarray, index_type: str) -> None:
-    """Train and fill an approximate index over the stored vectors; written whole or not at all."""
+    """Fill an approximate index over the stored vectors; written whole or not at all."""
     rows, dim = embeddings.shape
     index = new_faiss_index(index_type, dim, rows)
-    if not index.is_trained:
-        sample = np.random.default_rng(0).choice(rows, size=min(rows, 256 * 1024), replace=False)
-        logger.info("training the %s index on %d vectors", index_type, len(sample))
-        index.train(np.asarray(embeddings[np.sort(sample)], dtype=np.float32))
     add_all(index, embeddings, progress=f"adding to the {index_type} index")
     partial = faiss_path(directory, index_type).with_suffix(".partial")
     faiss.write_index(index, str(partial))

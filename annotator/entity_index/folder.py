@@ -11,7 +11,7 @@ Layout of an index folder::
     embeddings-sq8.index  or instead the vectors as faiss 8-bit scalar codes (a shipped index: half the bytes),
                         decoded to float16 at load
     progress.json       rows encoded so far, in length order (only while building)
-    faiss-TYPE.index    an approximate search index ("hnsw", "ivfpq"), one per type built; an exact index is
+    faiss-TYPE.index    an approximate search index ("hnsw"), one per type built; an exact index is
                         rebuilt from embeddings.npy at load. The vectors are shared, so a new type never re-encodes.
 """
 from __future__ import annotations
@@ -20,7 +20,7 @@ import hashlib
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import faiss
 import numpy as np
@@ -29,29 +29,33 @@ import torch
 from annotator.kb.reading import kb_fingerprint
 from annotator.model.encoders import cache_dir
 
+if TYPE_CHECKING:
+    from annotator.model.config import LinkerConfig
+
 MANIFEST = "manifest.json"
 PROGRESS = "progress.json"
 COMPACT_VECTORS = "embeddings-sq8.index"
 _FORMAT_VERSION = 1
 
-# Config fields that change the stored ids or vectors; an index built under other values is stale.
-INDEX_CONFIG_FIELDS = ("encoder", "max_entity_len", "pooling", "normalize")
 
-
-def index_identity(*, kb_path: str | Path | None, checkpoint_id: str, config: Mapping[str, Any],
+def index_identity(*, kb_path: str | Path | None, checkpoint_id: str, config: LinkerConfig,
                    limit: int | None = None) -> dict[str, Any]:
     """What an index folder is built from (stored in its manifest, compared on load).
 
+    The config part holds what changes the stored ids or vectors; an index built under other values is stale.
     Without `kb_path` the KB keys are left out, so that a comparison checks the model side only.
     """
+    # "pooling" is the retriever's one way (mean over tokens), kept so that the identities, and with them the
+    # cache folders' names and the shipped index's manifest, stay those of the indexes already built.
     identity = {"format": _FORMAT_VERSION, "checkpoint": checkpoint_id,
-                "config": {k: config[k] for k in INDEX_CONFIG_FIELDS}}
+                "config": {"encoder": config.encoder, "max_entity_len": config.max_entity_len, "pooling": "mean",
+                           "normalize": config.normalize}}
     if kb_path is not None:
         identity.update(kb_fingerprint=kb_fingerprint(kb_path), kb_limit=limit)
     return identity
 
 
-def cached_index_dir(*, kb_path: str | Path, entity_tower_id: str, config: Mapping[str, Any]) -> Path:
+def cached_index_dir(*, kb_path: str | Path, entity_tower_id: str, config: LinkerConfig) -> Path:
     """The cache folder where the entity index of `kb_path` for this entity tower and config is built once.
 
     One folder per KB × entity tower × config: every index type built there shares its vectors.

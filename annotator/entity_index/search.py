@@ -4,7 +4,6 @@ table. Every backend answers faiss's `search` (and `ntotal`)."""
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import Callable
 from pathlib import Path
 
@@ -47,24 +46,8 @@ def _hnsw(dim: int, rows: int) -> faiss.Index:
     return index
 
 
-def _ivfpq(dim: int, rows: int) -> faiss.Index:
-    # Product codes alone lose ~40 points of R@100 against exact search, so an fp16 copy of the vectors
-    # re-scores the best k_factor × k codes. SQ8 re-scoring (half the size) reorders the near-ties around
-    # rank 100 and caps R@100 1.5 points below exact (docs/decisions.md#ivfpq-fp16-rescoring).
-    # The coarse quantizer stays flat: an HNSW over the centroids sends most vectors of near-orthogonal
-    # topic clusters to the wrong list (14 % right on the synthetic 6M stand-in), which capped R@100 at 73.
-    # faiss wants ~39 training points per list and 2**bits per PQ code book.
-    lists = max(1, min(int(4 * math.sqrt(rows)), rows // 39))
-    sub_quantizers = next(m for m in range(max(dim // 8, 1), 0, -1) if dim % m == 0)
-    bits = max(1, min(8, int(math.log2(max(rows, 2)))))
-    index = faiss.index_factory(dim, f"IVF{lists},PQ{sub_quantizers}x{bits},Refine(SQfp16)",
-                                faiss.METRIC_INNER_PRODUCT)
-    faiss.extract_index_ivf(index).nprobe = min(lists, 64)
-    index.k_factor = 8
-    return index
-
-
-INDEX_FACTORIES: dict[str, Callable[[int, int], faiss.Index]] = {"flat": _flat, "hnsw": _hnsw, "ivfpq": _ivfpq}
+# Its names are annotator.runtime.settings.IndexType, which a setting is parsed against.
+INDEX_FACTORIES: dict[str, Callable[[int, int], faiss.Index]] = {"flat": _flat, "hnsw": _hnsw}
 
 
 def new_faiss_index(index_type: str, dim: int, rows: int) -> faiss.Index:

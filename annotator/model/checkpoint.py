@@ -2,7 +2,7 @@
 
 Layout of a checkpoint folder::
 
-    config.json          LinkerConfig
+    config.json          LinkerConfig (the model's settings; the host's are RuntimeSettings, never saved here)
     encoder/config.json  architecture of the base encoder (weights come from the shards below)
     tokenizer/           the fast tokenizer
     retriever/           DualEncoder weights (model*.safetensors, sharded with an index file)
@@ -106,8 +106,7 @@ def load_retriever(directory: str | Path, config: LinkerConfig) -> DualEncoder:
     """The trained DualEncoder of a checkpoint (fp32, on the CPU)."""
     directory = Path(directory)
     retriever = DualEncoder(_encoder(directory), None if config.shared_towers else _encoder(directory),
-                            pooling=config.pooling, normalize=config.normalize,
-                            shared_embeddings=config.shared_embeddings)
+                            normalize=config.normalize, shared_embeddings=config.shared_embeddings)
     _load_weights(retriever, directory / "retriever")
     return retriever.float().eval()
 
@@ -124,8 +123,8 @@ def new_retriever(config: LinkerConfig) -> DualEncoder:
     """A DualEncoder initialised from the pretrained base encoder named in `config`."""
     path = resolve_encoder(config.encoder)
     entity_encoder = None if config.shared_towers else load_pretrained_encoder(path)
-    return DualEncoder(load_pretrained_encoder(path), entity_encoder, pooling=config.pooling,
-                       normalize=config.normalize, shared_embeddings=config.shared_embeddings)
+    return DualEncoder(load_pretrained_encoder(path), entity_encoder, normalize=config.normalize,
+                       shared_embeddings=config.shared_embeddings)
 
 
 def new_reader(config: LinkerConfig) -> Reader:

@@ -10,16 +10,15 @@ from annotator.model.tokenization import Batch
 
 
 class DualEncoder(nn.Module):
-    """score(p, e) = P · E, with P, E pooled from two encoders (or one, with `entity_encoder=None`)."""
+    """score(p, e) = P · E, with P, E the mean token vectors of two encoders (or one, with `entity_encoder=None`)."""
 
     def __init__(self, passage_encoder: PreTrainedModel, entity_encoder: PreTrainedModel | None = None,
-                 *, pooling: str = "mean", normalize: bool = True, shared_embeddings: bool = False) -> None:
+                 *, normalize: bool = True, shared_embeddings: bool = False) -> None:
         super().__init__()
         self.passage_encoder = passage_encoder
         self.entity_encoder = entity_encoder  # None: the towers share weights
         if entity_encoder is not None and shared_embeddings:
             passage_encoder.set_input_embeddings(entity_encoder.get_input_embeddings())
-        self.pooling = pooling
         self.normalize = normalize
 
     @property
@@ -42,11 +41,9 @@ class DualEncoder(nn.Module):
 
     def _embed(self, encoder: PreTrainedModel, batch: Batch) -> torch.Tensor:
         hidden = encoder(**batch.as_kwargs()).last_hidden_state  # (batch, seq_len, d)
-        if self.pooling == "cls":
-            vectors = hidden[:, 0]
-        else:
-            mask = batch.attention_mask.unsqueeze(-1).to(hidden.dtype)
-            vectors = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1.0)
+        # The mean over tokens, as the sentence encoders were trained (the paper takes the [CLS] vector).
+        mask = batch.attention_mask.unsqueeze(-1).to(hidden.dtype)
+        vectors = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1.0)
         return nn.functional.normalize(vectors, dim=-1) if self.normalize else vectors  # (batch, d)
 
     def embed_passages(self, batch: Batch) -> torch.Tensor:

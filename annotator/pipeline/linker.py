@@ -25,6 +25,7 @@ from annotator.pipeline.merging import LinkedSpan, merge, outside, to_character_
 from annotator.pipeline.short_names import open_name_runs, short_name_links
 from annotator.runtime.cancellation import check_cancelled
 from annotator.runtime.onnx_int8 import OnnxInt8Reader
+from annotator.runtime.settings import RuntimeSettings
 from annotator.uris import NIL_NAMESPACE, dbpedia_uri, not_in_wiki_uri
 
 logger = logging.getLogger(__name__)
@@ -51,8 +52,9 @@ class Linker:
     def __init__(self, *, config: LinkerConfig, builder: InputBuilder, retriever: DualEncoder,
                  reader: Reader | OnnxInt8Reader, index: EntityIndex, device: torch.device, model_dir: Path,
                  kb_path: Path | None, names: NameCandidates | None = None,
-                 descriptions: EntityDescriptions | None = None) -> None:
+                 descriptions: EntityDescriptions | None = None, runtime: RuntimeSettings | None = None) -> None:
         self.config = config
+        self.runtime = runtime or RuntimeSettings()  # the host's settings: batch sizes here
         self.builder = builder
         self.retriever = retriever
         self.reader = reader
@@ -66,14 +68,15 @@ class Linker:
     @classmethod
     def from_pretrained(cls, model_dir: str | Path, *, kb_path: str | Path | None = None,
                         index_dir: str | Path | None = None, device: str | torch.device | None = None,
-                        config_overrides: Mapping[str, Any] | None = None) -> Linker:
+                        config_overrides: Mapping[str, Any] | None = None,
+                        runtime: RuntimeSettings | None = None) -> Linker:
         """Load a checkpoint folder and the entity index of a KB.
 
-        Settings: the checkpoint's config.json, then ENTQA_* environment variables, then
-        `config_overrides`. The KB is `kb_path`, else $ENTQA_KB_PATH, else the demo KB inside the
-        model folder (`kb/entities.jsonl.gz`, with its prebuilt `index/`). Its index is read from
-        `index_dir` when given, else from the model folder (demo KB) or the cache, where it is built
-        once (resuming an interrupted build).
+        The model's settings are the checkpoint's config.json with `config_overrides`; the host's are `runtime`
+        (default `RuntimeSettings()`; the environment is the caller's to read, see `annotator.settings`). The KB
+        is `kb_path`, else the demo KB inside the model folder (`kb/entities.jsonl.gz`, with its prebuilt
+        `index/`). Its index is read from `index_dir` when given, else from the model folder (demo KB) or the
+        cache, where it is built once (resuming an interrupted build).
 
         Raises:
             ModelLoadError: missing checkpoint files, no KB, or an index built for something else.
@@ -81,7 +84,7 @@ class Linker:
         from annotator.pipeline.loading import load_linker  # loading imports this module
 
         return load_linker(model_dir, kb_path=kb_path, index_dir=index_dir, device=device,
-                           config_overrides=config_overrides, linker_type=cls)
+                           config_overrides=config_overrides, runtime=runtime, linker_type=cls)
 
     def describe(self) -> dict[str, str | int | float]:
         """Model, encoder, KB and its entity count, index, mention table, device and γ in use (for /health)."""
@@ -178,7 +181,7 @@ class Linker:
             if given is not None:
                 result.append(self._mentions_from_scores(given, document, doc_passages, extended))
                 continue
-            result.append(merge(first + outside(self._decode(doc_passages, extended), first), mode=self.config.merge))
+            result.append(merge(first + outside(self._decode(doc_passages, extended), first)))
         return result
 
     def _add_short_names(self, text: str, given: Sequence[Span] | None,
@@ -195,7 +198,7 @@ class Linker:
 
     def _retrieve(self, inputs: Sequence[Sequence[int]]) -> list[np.ndarray]:
         """KB rows of the top-K candidates of every passage (one faiss call for all of them)."""
-        size = self.config.batch_sizes(self.device.type)[1]
+        size = self.runtime.batch_sizes(self.device.type)[1]
         vectors = []
         with torch.inference_mode():
             for first in range(0, len(inputs), size):
@@ -236,7 +239,7 @@ class Linker:
         rerank = np.empty(pairs)
         # Similar lengths share a forward pass, so that little compute goes to padding.
         order = np.argsort(batch.attention_mask.sum(1).numpy(), kind="stable")
-        size = self.config.batch_sizes(self.device.type)[0]
+        size = self.runtime.batch_sizes(self.device.type)[0]
         chunks = [order[first:first + size] for first in range(0, pairs, size)]
         # All cut before the first pass: torch's threads (cutting) and ONNX Runtime's (reading) would
         # otherwise wake each other between passes (docs/decisions.md#no-thread-spinning).
@@ -262,7 +265,7 @@ class Linker:
                                                max_span_len=config.max_span_len, threshold=config.threshold,
                                                passage=i, starts_word=passages[i].starts_word,
                                                ends_word=passages[i].ends_word)]
-        return merge(to_character_spans(labelled, passages, [s.rows for s in scores]), mode=config.merge)
+        return merge(to_character_spans(labelled, passages, [s.rows for s in scores]))
 
     def _is_linked(self, span: LinkedSpan) -> bool:
         """Whether `span` names its entity rather than NIL: the paper's bar, score above γ. Decoded spans always

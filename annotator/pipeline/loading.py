@@ -3,7 +3,6 @@ once into the cache), each resolved here so that linking itself takes only objec
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -20,40 +19,41 @@ from annotator.model.tokenization import InputBuilder
 from annotator.pipeline.linker import Linker
 from annotator.pipeline.mention_table import MentionTable, NameCandidates
 from annotator.runtime.precision import cpu_reader, inference_device, kb_encoder
+from annotator.runtime.settings import RuntimeSettings
 
 logger = logging.getLogger(__name__)
 
-KB_PATH_ENV = "ENTQA_KB_PATH"
 EMBEDDED_KB = Path("kb") / "entities.jsonl.gz"
 EMBEDDED_INDEX = Path("index")
 
 
 def load_linker(model_dir: str | Path, *, kb_path: str | Path | None = None, index_dir: str | Path | None = None,
-                device: str | torch.device | None = None,
-                config_overrides: Mapping[str, Any] | None = None, linker_type: type[Linker] = Linker) -> Linker:
+                device: str | torch.device | None = None, config_overrides: Mapping[str, Any] | None = None,
+                runtime: RuntimeSettings | None = None, linker_type: type[Linker] = Linker) -> Linker:
     """`Linker.from_pretrained` (see there), made a `linker_type`."""
     model_dir = Path(model_dir)
-    config = load_config(model_dir).with_env().replace(**dict(config_overrides or {}))
+    config = load_config(model_dir).replace(**dict(config_overrides or {}))
+    runtime = runtime or RuntimeSettings()
     device, dtype = inference_device(device)
     builder = InputBuilder(load_checkpoint_tokenizer(model_dir), config)
     retriever = load_retriever(model_dir, config)
     checkpoint_id = entity_tower_id(retriever)  # of the stored weights: the GPU's bf16 copy hashes otherwise
     retriever = retriever.to(device, dtype)
     reader = cpu_reader(span_positions_only(load_reader(model_dir), config.passage_len - 1).to(device, dtype),
-                        builder, config)
+                        builder, runtime.cpu_precision)
     kb = _resolve_kb(model_dir, kb_path, required=index_dir is None)
-    identity = index_identity(kb_path=kb, checkpoint_id=checkpoint_id, config=config.to_dict())
+    identity = index_identity(kb_path=kb, checkpoint_id=checkpoint_id, config=config)
     if index_dir is not None:
-        index = EntityIndex.load(index_dir, identity=identity, index_type=config.index_type)
+        index = EntityIndex.load(index_dir, identity=identity, index_type=runtime.index_type)
     elif _is_embedded_kb(kb, model_dir) and (model_dir / EMBEDDED_INDEX / "manifest.json").is_file():
-        index = EntityIndex.load(model_dir / EMBEDDED_INDEX, identity=identity, index_type=config.index_type)
+        index = EntityIndex.load(model_dir / EMBEDDED_INDEX, identity=identity, index_type=runtime.index_type)
     else:
-        directory = cached_index_dir(kb_path=kb, entity_tower_id=checkpoint_id, config=config.to_dict())
+        directory = cached_index_dir(kb_path=kb, entity_tower_id=checkpoint_id, config=config)
         logger.info("entity index for %s: %s (built once, then reused)", kb, directory)
-        index = EntityIndex.build(directory, kb_path=kb, encoder=kb_encoder(retriever, builder, config),
-                                  builder=builder, checkpoint_id=checkpoint_id, index_type=config.index_type,
-                                  batch_size=config.batch_sizes(device.type)[1])
-    return linker_type(config=config, builder=builder, retriever=retriever, reader=reader, index=index,
+        index = EntityIndex.build(directory, kb_path=kb, encoder=kb_encoder(retriever, builder, runtime.cpu_precision),
+                                  builder=builder, checkpoint_id=checkpoint_id, index_type=runtime.index_type,
+                                  batch_size=runtime.batch_sizes(device.type)[1])
+    return linker_type(config=config, runtime=runtime, builder=builder, retriever=retriever, reader=reader, index=index,
                        device=device, model_dir=model_dir, kb_path=kb,
                        names=_name_candidates(model_dir, config, index),
                        descriptions=EntityDescriptions.from_kb(kb) if kb is not None else None)
@@ -80,10 +80,9 @@ def _is_embedded_kb(kb: Path | None, model_dir: Path) -> bool:
 
 
 def _resolve_kb(model_dir: Path, kb_path: str | Path | None, *, required: bool) -> Path | None:
-    """`kb_path`, else $ENTQA_KB_PATH, else (unless not `required`) the model folder's demo KB."""
-    chosen = kb_path or os.environ.get(KB_PATH_ENV)
-    if chosen:
-        path = Path(chosen)
+    """`kb_path`, else (unless not `required`) the model folder's demo KB."""
+    if kb_path:
+        path = Path(kb_path)
         if not path.is_file():
             raise ModelLoadError(f"KB file {path} does not exist")
         return path
@@ -91,5 +90,5 @@ def _resolve_kb(model_dir: Path, kb_path: str | Path | None, *, required: bool) 
         return None
     embedded = model_dir / EMBEDDED_KB
     if not embedded.is_file():
-        raise ModelLoadError(f"no KB: pass kb_path, set {KB_PATH_ENV} or ship {embedded}")
+        raise ModelLoadError(f"no KB: pass kb_path or ship {embedded}")
     return embedded

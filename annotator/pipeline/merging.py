@@ -40,14 +40,6 @@ def _best_first(spans: Iterable[LinkedSpan]) -> list[LinkedSpan]:
     return sorted(spans, key=lambda s: (-s.score, s.start, s.end, s.entity))
 
 
-def merge_duplicates(spans: Iterable[LinkedSpan]) -> list[LinkedSpan]:
-    """One span per (start, end, entity), with the highest score (the paper's only merge)."""
-    best: dict[tuple[int, int, int], LinkedSpan] = {}
-    for span in _best_first(spans):
-        best.setdefault((span.start, span.end, span.entity), span)
-    return list(best.values())
-
-
 def best_entity_per_span(spans: Iterable[LinkedSpan]) -> list[LinkedSpan]:
     """One entity per (start, end): the highest-scoring one."""
     best: dict[tuple[int, int], LinkedSpan] = {}
@@ -70,15 +62,9 @@ def drop_overlaps(spans: Iterable[LinkedSpan]) -> list[LinkedSpan]:
     return kept
 
 
-def merge(spans: Iterable[LinkedSpan], *, mode: str) -> list[LinkedSpan]:
-    """Merge a document's spans, sorted by position.
-
-    Args:
-        spans: character spans from all passages of a document.
-        mode: "paper" merges exact duplicates only; "gerbil" also keeps one entity per span and no
-            overlapping spans, because GERBIL matches one prediction per gold span.
-    """
-    merged = merge_duplicates(spans)
-    if mode == "gerbil":
-        merged = drop_overlaps(best_entity_per_span(merged))
+def merge(spans: Iterable[LinkedSpan]) -> list[LinkedSpan]:
+    """Merge a document's spans from all its passages, sorted by position: the best entity per span and no
+    overlapping spans, because GERBIL matches one prediction per gold span (the paper merged exact duplicates
+    only)."""
+    merged = drop_overlaps(best_entity_per_span(spans))
     return sorted(merged, key=lambda s: (s.start, s.end, -s.score, s.entity))

@@ -5,7 +5,7 @@ import torch
 
 
 def cpu_precision(requested: str) -> str:
-    """What a `LinkerConfig.cpu_precision` resolves to: "auto" is bf16 where the CPU has AMX tiles (bf16
+    """What a `RuntimeSettings.cpu_precision` resolves to: "auto" is bf16 where the CPU has AMX tiles (bf16
     matrix products in hardware: about 1.5× the reader's int8 throughput, docs/decisions.md#bf16-only-with-amx),
     else int8."""
     if requested != "auto":

@@ -125,7 +125,7 @@ class OnnxInt8EntityEncoder:
     def _session(self) -> _Int8Session:
         # Built on first use: loading a finished index must not pay for an export.
         retriever = self._retriever
-        entity_only = DualEncoder(retriever.entity_tower, pooling=retriever.pooling, normalize=retriever.normalize)
+        entity_only = DualEncoder(retriever.entity_tower, normalize=retriever.normalize)
         return _Int8Session(entity_only, self._builder, kind="entities", outputs=["vectors"], per_token=[],
                             threads=self._threads)
 

@@ -40,10 +40,12 @@ class PassageTowerTrainingConfig(TrainingConfig):
     Attributes:
         description_dropout: probability of showing a described gold title-only (None: chosen so that the
             title-only share of golds matches the KB's; see `data.description_dropout`).
+        score_scale: multiplies the retriever's inner product in the loss (a temperature for unit vectors).
     """
 
     lr: float = 3e-5
     description_dropout: float | None = None
+    score_scale: float = 20.0
 
 
 def split_towers(retriever: DualEncoder, config: LinkerConfig) -> tuple[DualEncoder, LinkerConfig]:
@@ -55,7 +57,7 @@ def split_towers(retriever: DualEncoder, config: LinkerConfig) -> tuple[DualEnco
     if retriever.entity_encoder is not None:
         return retriever, config
     split = DualEncoder(copy.deepcopy(retriever.passage_encoder), retriever.passage_encoder,
-                        pooling=retriever.pooling, normalize=retriever.normalize, shared_embeddings=True)
+                        normalize=retriever.normalize, shared_embeddings=True)
     return split, config.replace(shared_towers=False, shared_embeddings=True)
 
 
@@ -115,7 +117,7 @@ class PassageTowerTrainer:
             excluded[i, sorted(passage.unlabelled_rows)] = True
         vectors = self.retriever.embed_passages(self.builder.pad([p.input_ids for p in passages]).to(self.device))
         return multilabel_nce_loss(vectors, self.entities, gold_mask.to(self.device),
-                                   scale=self.linker_config.score_scale, replaced=self.shown_title_only(passages),
+                                   scale=self.config.score_scale, replaced=self.shown_title_only(passages),
                                    excluded=excluded.to(self.device))
 
     def shown_title_only(self, passages: Sequence[TrainingPassage]) -> tuple[torch.Tensor, torch.Tensor] | None:

@@ -34,6 +34,7 @@ class RetrieverTrainingConfig(TrainingConfig):
         hard_kb_size: random KB entities added to the train golds for the mining index.
         description_dropout: probability of showing a gold title-only (None: chosen so that the
             title-only shares of golds and negatives match; see `data.description_dropout`).
+        score_scale: multiplies the retriever's inner product in the loss (a temperature for unit vectors).
     """
 
     lr: float = 2e-5
@@ -42,6 +43,7 @@ class RetrieverTrainingConfig(TrainingConfig):
     hard_per_passage: int = 8
     hard_kb_size: int = 20_000
     description_dropout: float | None = None
+    score_scale: float = 20.0
 
 
 @dataclass(frozen=True)
@@ -137,7 +139,7 @@ class RetrieverTrainer:
         entity_batch = self.builder.pad(self.builder.entity_inputs([self.kb.titles[r] for r in columns.rows], texts))
         entity_vectors = self.retriever.embed_entities(entity_batch.to(self.device))
         return multilabel_nce_loss(self.passage_vectors(indices), entity_vectors, columns.gold_mask.to(self.device),
-                                   scale=self.linker_config.score_scale, excluded=columns.excluded.to(self.device))
+                                   scale=self.config.score_scale, excluded=columns.excluded.to(self.device))
 
     def passage_vectors(self, indices: Sequence[int]) -> torch.Tensor:
         """(len(indices), d) vectors of training passages, through the passage tower being trained."""

@@ -14,13 +14,18 @@ from annotator.model.encoders import MINILM, encoder_from_config, load_tokenizer
 from annotator.pipeline.linker import Linker
 from annotator.model.reader import Reader
 from annotator.model.retriever import DualEncoder
+from annotator.runtime.settings import RuntimeSettings
 from tests.support.scripted_linker import ScriptedLinker
 
 RESOURCES = Path(__file__).resolve().parents[1] / "resources" / "annotator"
 
-# Small windows so that a sentence already spans several overlapping passages.
-TINY_CONFIG = LinkerConfig(passage_len=12, stride=5, max_entity_len=24, top_k=4, reader_batch_size=16,
-                           retriever_batch_size=8)
+# Small windows so that a sentence already spans several overlapping passages; the paper's pipeline (no mention
+# table, no second stage), which the tests of those steps switch on.
+TINY_CONFIG = LinkerConfig.paper().replace(passage_len=12, stride=5, max_entity_len=24, top_k=4)
+# Full precision: int8 activations are scaled per batch, so only fp32 makes batched, per-pair and per-document
+# results exactly comparable (int8 is tested on its own in test_quantization.py). Small batches, so that a document
+# takes several.
+TINY_RUNTIME = RuntimeSettings(cpu_precision="fp32", reader_batch_size=16, retriever_batch_size=8)
 
 
 @pytest.fixture(scope="session")
@@ -59,18 +64,15 @@ def entqa_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 @pytest.fixture(scope="session")
 def tiny_linker(tiny_checkpoint: Path, tiny_kb: Path, entqa_cache: Path) -> Linker:
-    """A CPU linker over the tiny KB that keeps every span beating [CLS] (γ = 0).
-
-    Full precision: int8 activations are scaled per batch, so only fp32 makes batched, per-pair and
-    per-document results exactly comparable (int8 is tested on its own in test_quantization.py).
-    """
-    return Linker.from_pretrained(tiny_checkpoint, kb_path=tiny_kb, device="cpu",
-                                  config_overrides={"threshold": 0.0, "cpu_precision": "fp32"})
+    """A CPU linker over the tiny KB that keeps every span beating [CLS] (γ = 0), in fp32 (`TINY_RUNTIME`)."""
+    return Linker.from_pretrained(tiny_checkpoint, kb_path=tiny_kb, device="cpu", config_overrides={"threshold": 0.0},
+                                  runtime=TINY_RUNTIME)
 
 
 @pytest.fixture
 def scripted(tiny_linker: Linker) -> ScriptedLinker:
     linker = ScriptedLinker(**{name: getattr(tiny_linker, name) for name in
-                               ("config", "builder", "retriever", "reader", "index", "device", "model_dir", "kb_path")})
+                               ("config", "runtime", "builder", "retriever", "reader", "index", "device", "model_dir",
+                                "kb_path")})
     linker.reads = []
     return linker

@@ -13,6 +13,8 @@ from annotator.errors import ConfigError, ModelLoadError
 from annotator.pipeline.mention_table import MentionTable, with_name_candidates
 from annotator.model.checkpoint import MENTION_TABLE
 from annotator.pipeline.linker import Linker
+from annotator.settings import settings_from_variables
+from tests.annotator.conftest import TINY_RUNTIME
 from tests.support.scripted_linker import ScriptedLinker
 
 TITLES = ["England", "England national football team", "England cricket team", "Bank of England", "Ada Lovelace"]
@@ -81,11 +83,9 @@ def test_the_linker_reads_the_entities_the_table_gives_a_name(scripted: Scripted
     assert scripted.reads[-1] == [2]  # Paris and Ada Lovelace
 
 
-def test_mention_candidates_are_off_by_default_and_set_from_the_environment() -> None:
-    assert LinkerConfig().mention_candidates == 0
-    assert LinkerConfig().with_env(environ={"ENTQA_MENTION_CANDIDATES": "0"}).mention_candidates == 0
-    shipped = LinkerConfig(mention_candidates=3)
-    assert shipped.with_env(environ={"ENTQA_MENTION_CANDIDATES": "1"}).mention_candidates == 1
+def test_mention_candidates_are_on_in_the_shipped_setup_off_in_the_paper_and_set_from_the_environment() -> None:
+    assert LinkerConfig().mention_candidates == 3 and LinkerConfig.paper().mention_candidates == 0
+    assert settings_from_variables({"ENTQA_MENTION_CANDIDATES": "0"}).model == {"mention_candidates": 0}
     with pytest.raises(ConfigError, match="mention_candidates"):
         LinkerConfig(mention_candidates=-1)
 
@@ -93,18 +93,21 @@ def test_mention_candidates_are_off_by_default_and_set_from_the_environment() ->
 def test_the_checkpoint_table_is_loaded_when_the_config_asks(tmp_path: Path, tiny_checkpoint: Path, tiny_kb: Path,
                                                             tiny_linker: Linker) -> None:
     checkpoint = Path(shutil.copytree(tiny_checkpoint, tmp_path / "checkpoint"))
-    overrides = {"mention_candidates": 2, "cpu_precision": "fp32"}
+    overrides = {"mention_candidates": 2}
     with pytest.raises(ModelLoadError, match="mentions.tsv does not exist"):
-        Linker.from_pretrained(checkpoint, kb_path=tiny_kb, device="cpu", config_overrides=overrides)
+        Linker.from_pretrained(checkpoint, kb_path=tiny_kb, device="cpu", config_overrides=overrides,
+                               runtime=TINY_RUNTIME)
     (checkpoint / MENTION_TABLE).write_text("Lovelace\tAda Lovelace\t1\n", encoding="utf-8")
     with pytest.raises(ModelLoadError, match="header"):
-        Linker.from_pretrained(checkpoint, kb_path=tiny_kb, device="cpu", config_overrides=overrides)
+        Linker.from_pretrained(checkpoint, kb_path=tiny_kb, device="cpu", config_overrides=overrides,
+                               runtime=TINY_RUNTIME)
     MentionTable.from_links([("Lovelace", "Ada Lovelace"), ("Lovelace", "Paris"), ("Lovelace", "Paris"),
                              ("Lovelace", "France")]).save(checkpoint / MENTION_TABLE)
-    linker = Linker.from_pretrained(checkpoint, kb_path=tiny_kb, device="cpu", config_overrides=overrides)
+    linker = Linker.from_pretrained(checkpoint, kb_path=tiny_kb, device="cpu", config_overrides=overrides,
+                                    runtime=TINY_RUNTIME)
     assert linker.names is not None
     assert {name: [linker.index.titles[row] for row in rows] for name, rows in linker.names.rows_by_name.items()} \
         == {"Lovelace": ["Paris", "Ada Lovelace"]}
     assert linker.describe()["mention_table"] == "1 names, up to 2 entities each"
-    assert tiny_linker.names is None  # off by default: the paper retrieves only
+    assert tiny_linker.names is None  # off in the paper's setup (TINY_CONFIG): it retrieves only
     assert tiny_linker.describe()["mention_table"] == "off"

@@ -2,8 +2,7 @@
 from __future__ import annotations
 
 from annotator.pipeline.decoding import LabelledSpan
-from annotator.pipeline.merging import (LinkedSpan, best_entity_per_span, drop_overlaps, merge, merge_duplicates,
-                               to_character_spans)
+from annotator.pipeline.merging import LinkedSpan, best_entity_per_span, drop_overlaps, merge, to_character_spans
 from annotator.model.tokenization import Passage
 
 
@@ -16,12 +15,6 @@ def test_passage_spans_map_through_the_offset_mapping() -> None:
     linked = to_character_spans(spans, passages, [[10, 11], [12]])
     assert [(text[s.start:s.end], s.entity) for s in linked] == [("Lake Zürich", 11), ("😀 shore", 12)]
     assert linked[0].score == 0.4
-
-
-def test_exact_duplicates_merge_keeping_the_best_score() -> None:
-    spans = [LinkedSpan(0, 4, 1, 0.3), LinkedSpan(0, 4, 1, 0.6), LinkedSpan(0, 4, 2, 0.5)]
-    assert sorted(merge_duplicates(spans), key=lambda s: s.entity) == [LinkedSpan(0, 4, 1, 0.6),
-                                                                       LinkedSpan(0, 4, 2, 0.5)]
 
 
 def test_same_span_keeps_its_best_entity() -> None:
@@ -38,9 +31,7 @@ def test_overlaps_keep_the_best_greedily() -> None:
         LinkedSpan(0, 10, 2, 0.5), LinkedSpan(12, 20, 3, 0.3), LinkedSpan(20, 22, 4, 0.2)]
 
 
-def test_modes() -> None:
-    spans = [LinkedSpan(0, 4, 1, 0.3), LinkedSpan(0, 4, 1, 0.2), LinkedSpan(0, 4, 2, 0.5),
+def test_merge_keeps_one_entity_per_span_and_no_overlaps_in_position_order() -> None:
+    spans = [LinkedSpan(9, 12, 4, 0.1), LinkedSpan(0, 4, 1, 0.3), LinkedSpan(0, 4, 1, 0.2), LinkedSpan(0, 4, 2, 0.5),
              LinkedSpan(2, 8, 3, 0.4)]
-    assert merge(spans, mode="paper") == [LinkedSpan(0, 4, 2, 0.5), LinkedSpan(0, 4, 1, 0.3),
-                                          LinkedSpan(2, 8, 3, 0.4)]
-    assert merge(spans, mode="gerbil") == [LinkedSpan(0, 4, 2, 0.5)]
+    assert merge(spans) == [LinkedSpan(0, 4, 2, 0.5), LinkedSpan(9, 12, 4, 0.1)]

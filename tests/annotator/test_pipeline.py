@@ -13,9 +13,11 @@ import annotator.entity_index.build
 from annotator.runtime.cancellation import Cancellation, LinkingCancelled, cancellable
 from annotator.data_types import Mention
 from annotator.entity_index import cached_index_dir, entity_tower_id
+from annotator.errors import ModelLoadError
 from annotator.pipeline.linker import Linker
 from annotator.uris import NIL_NAMESPACE, dbpedia_uri, not_in_wiki_uri
 
+from tests.annotator.conftest import TINY_CONFIG, TINY_RUNTIME
 from tests.annotator.test_tokenization import TRICKY, TRICKY_WORDS
 from tests.support.scripted_linker import ScriptedLinker
 
@@ -48,16 +50,6 @@ def test_mentions_are_sorted_exact_and_do_not_overlap(tiny_linker: Linker, text:
     assert all(a.end <= b.start for a, b in zip(mentions, mentions[1:]))
 
 
-def test_paper_mode_keeps_what_gerbil_mode_resolves(tiny_checkpoint: Path, tiny_kb: Path,
-                                                    tiny_linker: Linker) -> None:
-    paper = Linker.from_pretrained(tiny_checkpoint, kb_path=tiny_kb, device="cpu",
-                                   config_overrides={"threshold": 0.0, "merge": "paper", "cpu_precision": "fp32"})
-    raw, resolved = paper.link(TEXT), tiny_linker.link(TEXT)
-    assert set(resolved) <= set(raw)
-    assert len({(m.start, m.end, m.title) for m in raw}) == len(raw)  # exact duplicates merged
-    assert len(raw) > len(resolved)
-
-
 def test_d2kb_returns_one_entity_per_given_span(tiny_linker: Linker) -> None:
     spans = [(TEXT.index(w), TEXT.index(w) + len(w)) for w in ("Lyon", "Paris", "Zürich", "😀", "São\u00a0Paulo",
                                                                  "Mount Everest", "Germany")]
@@ -74,7 +66,7 @@ def test_given_spans_not_above_gamma_are_nil(tiny_checkpoint: Path, tiny_kb: Pat
     linked = tiny_linker.link(TEXT, spans)
     gamma = sorted(m.score for m in linked)[len(linked) // 2]
     strict = Linker.from_pretrained(tiny_checkpoint, kb_path=tiny_kb, device="cpu",
-                                    config_overrides={"threshold": gamma, "cpu_precision": "fp32"})
+                                    config_overrides={"threshold": gamma}, runtime=TINY_RUNTIME)
     answered = strict.link(TEXT, spans)
     assert [(m.start, m.end, m.score) for m in answered] == [(m.start, m.end, m.score) for m in linked]
     nil = [m for m in answered if m.score <= gamma]
@@ -130,23 +122,28 @@ def test_requests_never_tokenize_entities(tiny_linker: Linker, monkeypatch: pyte
     assert isinstance(tiny_linker.link(TEXT)[0], Mention)
 
 
-def test_cached_index_is_reused_and_env_overrides_config(tiny_checkpoint: Path, tiny_kb: Path, tiny_linker: Linker,
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cached_index_is_reused_and_overrides_change_the_config(tiny_checkpoint: Path, tiny_kb: Path,
+                                                                 tiny_linker: Linker,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     def no_encoding(*args: object, **kwargs: object) -> None:
         raise AssertionError("index rebuilt")
 
     monkeypatch.setattr(annotator.entity_index.build, "_encode", no_encoding)
-    monkeypatch.setenv("ENTQA_TOP_K", "2")
-    linker = Linker.from_pretrained(tiny_checkpoint, kb_path=tiny_kb, device="cpu")
+    linker = Linker.from_pretrained(tiny_checkpoint, kb_path=tiny_kb, device="cpu", config_overrides={"top_k": 2})
     assert linker.config.top_k == 2 and linker.index.directory == tiny_linker.index.directory
 
 
-def test_explicit_index_dir_and_kb_from_environment(tiny_checkpoint: Path, tiny_kb: Path, tiny_linker: Linker,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_explicit_index_dir_and_no_settings_from_the_environment(tiny_checkpoint: Path, tiny_kb: Path,
+                                                                 tiny_linker: Linker,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     linker = Linker.from_pretrained(tiny_checkpoint, index_dir=tiny_linker.index.directory, device="cpu")
     assert linker.index.titles == tiny_linker.index.titles
+    # The library takes arguments; the web app and the command lines read ENTQA_* (annotator.settings).
+    monkeypatch.setenv("ENTQA_TOP_K", "2")
     monkeypatch.setenv("ENTQA_KB_PATH", str(tiny_kb))
-    assert Linker.from_pretrained(tiny_checkpoint, device="cpu").kb_path == tiny_kb
+    with pytest.raises(ModelLoadError, match="no KB: pass kb_path"):
+        Linker.from_pretrained(tiny_checkpoint, device="cpu")
+    assert Linker.from_pretrained(tiny_checkpoint, kb_path=tiny_kb, device="cpu").config.top_k == TINY_CONFIG.top_k
 
 
 def test_a_relative_path_to_the_demo_kb_serves_the_shipped_index(tiny_checkpoint: Path, tiny_kb: Path,
@@ -167,9 +164,9 @@ def test_a_relative_path_to_the_demo_kb_serves_the_shipped_index(tiny_checkpoint
 
     monkeypatch.setattr(annotator.entity_index.build, "_encode", no_encoding)
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("ENTQA_KB_PATH", "models/tiny/kb/entities.jsonl.gz")
-    assert Linker.from_pretrained(model_dir, device="cpu").index.directory == shipped
-    assert Linker.from_pretrained("models/tiny", device="cpu").index.directory.resolve() == shipped
+    relative = "models/tiny/kb/entities.jsonl.gz"
+    assert Linker.from_pretrained(model_dir, kb_path=relative, device="cpu").index.directory == shipped
+    assert Linker.from_pretrained("models/tiny", kb_path=relative, device="cpu").index.directory.resolve() == shipped
 
 
 def test_a_gpu_dtype_cast_keeps_the_index_identity_of_the_stored_weights(
@@ -198,7 +195,7 @@ def test_the_index_command_builds_where_the_linker_looks(tiny_checkpoint: Path, 
     linker = Linker.from_pretrained(tiny_checkpoint, kb_path=tiny_kb, device="cpu")
     assert index.directory == linker.index.directory == tiny_linker.index.directory
     assert index.directory == cached_index_dir(kb_path=tiny_kb, entity_tower_id=entity_tower_id(linker.retriever),
-                                               config=linker.config.to_dict())
+                                               config=linker.config)
     assert index.directory.parent == entqa_cache / "indexes"
     with pytest.raises(ValueError, match="explicit output folder"):
         build_index(tiny_checkpoint, tiny_kb, limit=3)

@@ -11,13 +11,13 @@ from torch import nn
 
 from annotator import DEFAULT_MODEL_DIR
 from annotator.model.checkpoint import load_checkpoint_tokenizer, load_config, load_reader, load_retriever
-from annotator.model.config import LinkerConfig
 from annotator.errors import ConfigError
 from annotator.runtime.onnx_int8 import OnnxInt8EntityEncoder, OnnxInt8Reader
 from annotator.pipeline.linker import Linker
 from annotator.runtime.precision import cpu_reader, kb_encoder
 from annotator.runtime.hardware import cpu_precision
 from annotator.runtime.quantization import int8_copy, precision
+from annotator.runtime.settings import RuntimeSettings
 from annotator.model.reader import ReaderLogits, span_positions_only
 from annotator.model.tokenization import InputBuilder, right_padded
 
@@ -46,7 +46,7 @@ def test_a_low_precision_reader_stays_close_to_fp32(quantize) -> None:
                                  *right_padded(entities, builder.pad_id))
     with torch.inference_mode():
         if quantize == "bf16":
-            quantized = cpu_reader(reader, builder, config.replace(cpu_precision="bf16"))
+            quantized = cpu_reader(reader, builder, "bf16")
         elif quantize == "read positions":  # what the linker runs: only [CLS] and the passage leave the last layer
             quantized = OnnxInt8Reader(span_positions_only(reader, len(passage)), builder, threads=1)
         else:
@@ -112,21 +112,15 @@ def test_the_cpu_linker_runs_int8_or_on_amx_bf16_unless_told_not_to(
 
 
 def test_cpu_precision_applies_on_the_cpu_to_copies(tiny_linker: Linker) -> None:
-    retriever, builder, config = tiny_linker.retriever, tiny_linker.builder, tiny_linker.config
-    reader = tiny_linker.reader
-    assert cpu_reader(reader, builder, config) is reader and kb_encoder(retriever, builder, config) is retriever
-    assert isinstance(cpu_reader(reader, builder, config.replace(cpu_precision="int8")), OnnxInt8Reader)
-    assert isinstance(kb_encoder(retriever, builder, config.replace(cpu_precision="int8")), OnnxInt8EntityEncoder)
-    bf16 = config.replace(cpu_precision="bf16")
-    assert cpu_reader(reader, builder, bf16).precision == kb_encoder(retriever, builder, bf16).precision == "bfloat16"
+    retriever, builder, reader = tiny_linker.retriever, tiny_linker.builder, tiny_linker.reader
+    assert cpu_reader(reader, builder, "fp32") is reader and kb_encoder(retriever, builder, "fp32") is retriever
+    assert isinstance(cpu_reader(reader, builder, "int8"), OnnxInt8Reader)
+    assert isinstance(kb_encoder(retriever, builder, "int8"), OnnxInt8EntityEncoder)
+    assert cpu_reader(reader, builder, "bf16").precision == kb_encoder(retriever, builder, "bf16").precision \
+        == "bfloat16"
     assert reader.precision == retriever.precision == "float32", "the linker's passage tower stays fp32"
-
-
-def test_configs_saved_with_cpu_int8_still_load() -> None:
-    assert LinkerConfig.from_dict({"cpu_int8": True}).cpu_precision == "auto"
-    assert LinkerConfig.from_dict({"cpu_int8": False}).cpu_precision == "fp32"
-    with pytest.raises(ConfigError, match="cpu_precision must be one of"):
-        LinkerConfig(cpu_precision="fp16")
+    with pytest.raises(ConfigError, match=r"cpu_precision must be one of \['auto', 'bf16', 'int8', 'fp32'\]"):
+        RuntimeSettings(cpu_precision="fp16")
 
 
 def test_the_index_manifest_names_the_encoding_precision(tiny_linker: Linker) -> None:

@@ -9,6 +9,7 @@ from annotator.training.data import CorpusDocument, GoldLink, TitleLookup, build
 from annotator.uris import dbpedia_uri
 from bench.error_breakdown import CandidateRecordingLinker, classify_document, reachability
 from gerbil.matching import Marking
+from tests.annotator.conftest import TINY_RUNTIME
 
 TEXT = "Lyon beat Paris Saint-Germain in France while Paris Hilton watched from Berlin ."
 
@@ -48,7 +49,7 @@ def test_reachability_follows_the_recorded_candidates(tiny_checkpoint: Path, tin
                                                       entqa_cache: Path) -> None:
     kb = load_kb(tiny_kb)
     linker = CandidateRecordingLinker.from_pretrained(tiny_checkpoint, kb_path=tiny_kb, device="cpu",
-                                                      config_overrides={"top_k": len(kb), "cpu_precision": "fp32"})
+                                                      config_overrides={"top_k": len(kb)}, runtime=TINY_RUNTIME)
     titles = ["France", "Paris Hilton", "Berlin", "Paris Saint-Germain"]  # the last is not in the tiny KB
     corpus = CorpusDocument("http://example.org/doc", TEXT,
                             tuple(GoldLink(TEXT.index(t), TEXT.index(t) + len(t), t) for t in titles))

@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 
 from annotator.errors import ModelLoadError
+from annotator.runtime.settings import RuntimeSettings
+from annotator.settings import LinkerSettings
 from annotator.uris import NIL_NAMESPACE, dbpedia_uri, not_in_wiki_uri
 from entqa import cli
 from nif import parse_document
@@ -175,6 +177,26 @@ def test_a_missing_kb_fails_before_the_model_loads(entqa: Run, monkeypatch: pyte
     assert exit_info.value.code == 2
     assert f"entqa link: error: argument --kb: no such file or folder: {tmp_path / 'nowhere.jsonl.gz'}" in \
         capsys.readouterr().err
+
+
+def test_link_reads_the_services_settings_from_the_environment(entqa: Run, monkeypatch: pytest.MonkeyPatch,
+                                                               text_file: Path) -> None:
+    asked: list[dict[str, object]] = []
+
+    def load_linker(*args: object, **kwargs: object) -> object:
+        asked.append(kwargs)
+        raise ModelLoadError("stop here")
+
+    monkeypatch.setattr(cli, "load_linker", load_linker)
+    monkeypatch.setenv(cli.KB_PATH_ENV, str(DEMO_KB))
+    monkeypatch.setenv("ENTQA_TOP_K", "8")
+    monkeypatch.setenv("ENTQA_CPU_PRECISION", "fp32")
+    assert entqa("link", text_file)[0] == 1
+    assert asked[0]["kb_path"] == DEMO_KB
+    assert asked[0]["settings"] == LinkerSettings(model={"top_k": 8}, runtime=RuntimeSettings(cpu_precision="fp32"))
+    monkeypatch.setenv("ENTQA_CPU_PRECISION", "fp16")
+    assert entqa("link", text_file) == (1, "", "entqa link: error: ENTQA_CPU_PRECISION: Input should be 'auto', "
+                                              "'bf16', 'int8' or 'fp32', got 'fp16'\n")
 
 
 def test_a_model_that_does_not_load_is_an_error(entqa: Run, monkeypatch: pytest.MonkeyPatch, text_file: Path) -> None:

@@ -52,4 +52,7 @@ def test_refuses_missing_sets_and_bad_overrides(tmp_path: Path, capsys: pytest.C
     assert "spotlight (ood-dev/spotlight.ttl)" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["--data", str(tmp_path), "--set", "no-equals-sign"])
-    assert "FIELD=JSON" in capsys.readouterr().err
+    assert "expected NAME=VALUE, got 'no-equals-sign'" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["--data", str(tmp_path), "--sets", "AIDA-A", "--set", "merge=paper"])
+    assert "unknown setting 'merge'; valid: ['add_topic'," in capsys.readouterr().err

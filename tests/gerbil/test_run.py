@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from annotator.runtime.settings import RuntimeSettings
+from annotator.settings import LinkerSettings
 from gerbil.client import Task
 from gerbil.run import main, parse_args
 from tests.gerbil.conftest import StubServer
@@ -36,3 +38,18 @@ def test_parse_args() -> None:
         parse_args(["--endpoint", "http://x", "--dataset", "no-equals-sign"])
     with pytest.raises(SystemExit):
         parse_args(["--dataset", "a=b.ttl"])  # neither endpoint nor in-process
+
+
+def test_the_in_process_linker_takes_the_services_settings_from_the_environment(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("ENTQA_KB_PATH", "/data/kb.jsonl")
+    monkeypatch.setenv("ENTQA_THRESHOLD", "0.1")
+    monkeypatch.setenv("ENTQA_INDEX_TYPE", "hnsw")
+    config = parse_args(["--in-process", "--dataset", "a=b.ttl"])
+    assert config.kb_path == Path("/data/kb.jsonl")
+    assert config.settings == LinkerSettings(model={"threshold": 0.1}, runtime=RuntimeSettings(index_type="hnsw"))
+    assert parse_args(["--in-process", "--kb", "other.jsonl", "--dataset", "a=b.ttl"]).kb_path == Path("other.jsonl")
+    monkeypatch.setenv("ENTQA_INDEX_TYPE", "ivfpq")
+    with pytest.raises(SystemExit):
+        parse_args(["--in-process", "--dataset", "a=b.ttl"])
+    assert "ENTQA_INDEX_TYPE: Input should be 'flat' or 'hnsw', got 'ivfpq'" in capsys.readouterr().err

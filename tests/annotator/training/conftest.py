@@ -70,7 +70,7 @@ def tokenizer():
 @pytest.fixture
 def linker_config() -> LinkerConfig:
     # Short passages so that the fixture documents span several overlapping windows.
-    return LinkerConfig(passage_len=10, stride=4, max_entity_len=24, top_k=4)
+    return LinkerConfig.paper().replace(passage_len=10, stride=4, max_entity_len=24, top_k=4)
 
 
 @pytest.fixture

@@ -256,7 +256,7 @@ def test_command_line_trains_both_modules_and_resumes(corpus_path, kb_path, enco
     assert "passage_R@100" in json.loads((tower_dir / "metrics.jsonl").read_text().splitlines()[0])
     tower = load_retriever(tower_dir, load_config(tower_dir))
     assert cached_index_dir(kb_path=kb_path, entity_tower_id=entity_tower_id(tower),
-                            config=load_config(tower_dir).to_dict()) == index.directory
+                            config=load_config(tower_dir)) == index.directory
 
     # Entity-side stage: the passage tower stays; a resumed run still reads the index of --retriever's entity tower.
     entity_dir = tmp_path / "entity_tower"
