@@ -23,6 +23,7 @@ totals can differ from `gerbil.run`'s by a few mentions.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from collections import Counter
 from collections.abc import Collection, Sequence
@@ -32,8 +33,9 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from annotator.data_types import Mention
-from annotator.linking import Span
-from annotator.pipeline.linker import Linker, PassageScores
+from annotator.pipeline.document import Document, PassageScores
+from annotator.pipeline.linker import Linker
+from annotator.pipeline.stages import Reading
 from annotator.training.data import (NIL_PREFIX, GoldSpan, TitleLookup, TrainingDocument, build_documents, load_kb,
                                      read_nif_corpus, read_title_variants, wordpiece_span)
 from annotator.uris import dbpedia_uri
@@ -48,21 +50,22 @@ PREDICTION_OUTCOMES = ("correct", "gold span, wrong entity", "span of a NIL gold
                        "overlaps a gold mention, other offsets", "no gold mention there")
 
 
-class CandidateRecordingLinker(Linker):
-    """`Linker` that keeps the KB rows each passage of the last call was read against: those retrieved, then
-    any second-stage document candidates."""
+class CandidateRecording:
+    """A reading stage that passes its calls on to `reading` and keeps the KB rows each passage was read against:
+    those retrieved, then any second-stage document candidates (one recording per linked document)."""
 
-    candidates: list[np.ndarray]
+    def __init__(self, reading: Reading) -> None:
+        self.reading = reading
+        self.candidates: list[np.ndarray] = []  # per passage of the documents read, in order
 
-    def _link_documents(self, texts: Sequence[str], spans: Sequence[Sequence[Span] | None]) -> list[list[Mention]]:
-        self.candidates = []
-        return super()._link_documents(texts, spans)
+    def scores(self, documents: Sequence[Document],
+               candidates: Sequence[Sequence[np.ndarray]]) -> list[list[PassageScores]]:
+        read = [rows for document_rows in candidates for rows in document_rows]
+        self.candidates = [np.concatenate(rows) for rows in zip(self.candidates, read)] if self.candidates else read
+        return self.reading.scores(documents, candidates)
 
-    def _read(self, inputs: Sequence[Sequence[int]], passage_lengths: Sequence[int],
-              candidates: Sequence[np.ndarray]) -> list[PassageScores]:
-        self.candidates = ([np.concatenate(rows) for rows in zip(self.candidates, candidates)] if self.candidates
-                           else list(candidates))
-        return super()._read(inputs, passage_lengths, candidates)
+    def describe(self) -> dict[str, str | int | float]:
+        return self.reading.describe()
 
 
 def classify_document(golds: Sequence[GoldSpan], reachable: Sequence[bool | None],
@@ -153,7 +156,7 @@ def main() -> None:
     args = parser.parse_args()
 
     overrides = {name: value for name, value in (("top_k", args.k), ("threshold", args.threshold)) if value is not None}
-    linker = CandidateRecordingLinker.from_pretrained(args.model, kb_path=args.kb, config_overrides=overrides)
+    linker = Linker.from_pretrained(args.model, kb_path=args.kb, config_overrides=overrides)
     kb = load_kb(linker.kb_path)
     lookup = TitleLookup(kb)
     nif_documents = read_nif_corpus(args.dataset)[: args.docs]
@@ -164,9 +167,10 @@ def main() -> None:
     prediction_counts: Counter[str] = Counter()
     errors = []
     for nif_document, document in zip(tqdm(nif_documents, desc="linking", unit="doc"), documents):
-        predictions = linker.link(document.text)
+        recording = CandidateRecording(linker.reading)
+        predictions = dataclasses.replace(linker, reading=recording).link(document.text)
         offsets = linker.builder.tokenize_document(document.text).offsets
-        reach = reachability(document, offsets, linker.candidates)
+        reach = reachability(document, offsets, recording.candidates)
         nil_spans = {(a.start, a.end) for a in nif_document.annotations if a.uris and a.uris[0].startswith(NIL_PREFIX)}
         gold_outcomes, prediction_outcomes = classify_document(document.gold_spans, reach, nil_spans, predictions)
         gold_counts.update(gold_outcomes)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import dataclasses
 import pstats
 import time
 from collections.abc import Sequence
@@ -104,11 +105,12 @@ def main() -> None:
     args = parser.parse_args()
 
     linker = Linker.from_pretrained(args.model, kb_path=args.kb, device="cpu")
-    # A GPU's batching: one reader pass per document (on the CPU, forward passes of 32 pairs).
-    linker.config = linker.config.replace(reader_batch_size=linker.config.gpu_batch_size,
-                                          retriever_batch_size=linker.config.gpu_batch_size)
-    linker.reader = RandomReader(seed=0)
-    linker.retriever = RandomPassageTower(linker.index.dim, seed=0)
+    # The stand-ins in a GPU's batching: one reader pass per document (on the CPU, forward passes of 32 pairs).
+    batch_size = linker.config.gpu_batch_size
+    linker = dataclasses.replace(
+        linker, retrieval=dataclasses.replace(linker.retrieval, retriever=RandomPassageTower(linker.index.dim, seed=0),
+                                              batch_size=batch_size),
+        reading=dataclasses.replace(linker.reading, reader=RandomReader(seed=0), batch_size=batch_size))
     documents = load_dataset("dataset", args.dataset).documents[: args.docs]
     requests = [write_document(reduce_document(document, task=Task.A2KB, uri=REQUEST_URI.format(n=i))).encode()
                 for i, document in enumerate(documents)]

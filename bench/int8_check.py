@@ -13,7 +13,7 @@ bf16 is fast only on a CPU with AMX ("auto" picks it there). Figures are printed
 from __future__ import annotations
 
 import argparse
-import copy
+import dataclasses
 import time
 from pathlib import Path
 
@@ -48,8 +48,9 @@ def main() -> None:
     entity_ids = linker.index.entity_token_ids(range(len(linker.index)))
     configs = {name: linker.config.replace(cpu_precision=precision)
                for name, precision in (("onnxruntime int8", "int8"), ("bf16", "bf16"))}
-    encoders = {"fp32": linker.retriever, "torch int8": int8_copy(linker.retriever),
-                **{name: kb_encoder(linker.retriever, linker.builder, config) for name, config in configs.items()}}
+    retriever = linker.retrieval.retriever
+    encoders = {"fp32": retriever, "torch int8": int8_copy(retriever),
+                **{name: kb_encoder(retriever, linker.builder, config) for name, config in configs.items()}}
 
     sample = np.sort(np.random.default_rng(0).choice(len(entity_ids), min(args.sample, len(entity_ids)), replace=False))
     timed = {}
@@ -70,7 +71,7 @@ def main() -> None:
     corpus = read_nif_corpus(args.dataset)
     documents = build_documents(corpus, linker.builder, TitleLookup(kb))
     with torch.inference_mode():
-        passages = encode(linker.retriever.embed_passages, linker.builder,
+        passages = encode(retriever.embed_passages, linker.builder,
                           [p.input_ids for d in documents for p in d.passages], batch_size=batch_size,
                           device=device, desc="encode passages")
         entities = {"fp32": torch.from_numpy(np.asarray(linker.index.embeddings, dtype=np.float32))}
@@ -84,13 +85,13 @@ def main() -> None:
               + ", ".join(f"{key} {value:.2f}" for key, value in metrics.items()))
 
     linked = documents[: args.docs]
-    readers = {"fp32": linker.reader, "torch int8": int8_copy(linker.reader),
-               **{name: cpu_reader(linker.reader, linker.builder, config) for name, config in configs.items()}}
+    reader = linker.reading.reader
+    readers = {"fp32": reader, "torch int8": int8_copy(reader),
+               **{name: cpu_reader(reader, linker.builder, config) for name, config in configs.items()}}
     if args.compile:
         readers |= {f"{name} torch.compile": torch.compile(readers[name], dynamic=True) for name in ("fp32", "bf16")}
     for name, reader in readers.items():
-        candidate = copy.copy(linker)
-        candidate.reader = reader
+        candidate = dataclasses.replace(linker, reading=dataclasses.replace(linker.reading, reader=reader))
         started = time.perf_counter()
         candidate.link(linked[0].text)  # one-time costs (export, quantization, compilation) off the clock
         print(f"reader {name}: first document {time.perf_counter() - started:.1f} s")

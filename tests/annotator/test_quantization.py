@@ -112,8 +112,8 @@ def test_the_cpu_linker_runs_int8_or_on_amx_bf16_unless_told_not_to(
 
 
 def test_cpu_precision_applies_on_the_cpu_to_copies(tiny_linker: Linker) -> None:
-    retriever, builder, config = tiny_linker.retriever, tiny_linker.builder, tiny_linker.config
-    reader = tiny_linker.reader
+    retriever, builder, config = tiny_linker.retrieval.retriever, tiny_linker.builder, tiny_linker.config
+    reader = tiny_linker.reading.reader
     assert cpu_reader(reader, builder, config) is reader and kb_encoder(retriever, builder, config) is retriever
     assert isinstance(cpu_reader(reader, builder, config.replace(cpu_precision="int8")), OnnxInt8Reader)
     assert isinstance(kb_encoder(retriever, builder, config.replace(cpu_precision="int8")), OnnxInt8EntityEncoder)
