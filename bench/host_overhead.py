@@ -49,6 +49,8 @@ LOGIT_SCALE = 2.0
 class RandomReader(nn.Module):
     """Reader stand-in: random start/end/rerank logits, no encoder."""
 
+    precision = "random"  # what /health names
+
     def __init__(self, seed: int) -> None:
         super().__init__()
         self.generator = torch.Generator().manual_seed(seed)
