@@ -49,7 +49,7 @@ def main() -> None:
     with torch.inference_mode():
         for document in tqdm(documents, desc="retrieving", unit="doc"):
             inputs = [passage.input_ids for passage in document.passages]
-            vectors = linker.retriever.embed_passages(linker.builder.pad(inputs).to(linker.device)).float()
+            vectors = linker.retrieval.retriever.embed_passages(linker.builder.pad(inputs).to(linker.device)).float()
             queries.append(vectors.cpu().numpy())
             _, rows = linker.index.search(queries[-1], max(args.at))
             ranked.append([r[r >= 0].tolist() for r in rows])

@@ -5,7 +5,7 @@ ENTQA_TOP_K=K, the dataset's first N documents are sent one at a time as GERBIL 
 `gerbil.client.HttpAnnotator`), and the answers are scored by `gerbil.experiment.evaluate`. Printed per
 K: server cold start (spawn to the first /health answer), documents, docs/s, ms/doc p50/p95 and InKB
 micro F1 (strong matching). With --baseline the same documents are also linked in process by the
-batched `Linker` and by `bench.naive_reader.NaiveLinker` (one full-precision reader call per (passage,
+batched `Linker` and by `bench.naive_reader.naive_linker` (one full-precision reader call per (passage,
 candidate) pair, as the original EntQA), printing both speeds, the speed-up and whether the mentions
 agree (on the CPU they differ slightly: the batched reader runs in int8 or bf16 unless ENTQA_CPU_PRECISION=fp32).
 Figures are printed, never asserted.
@@ -22,7 +22,6 @@ Without --index-dir the KB's index comes from the cache ($ENTQA_CACHE); when it 
 from __future__ import annotations
 
 import argparse
-import copy
 import dataclasses
 import json
 import os
@@ -39,7 +38,7 @@ import torch
 from annotator.pipeline.linker import Linker
 from annotator.settings import settings_from_variables
 from bench.gunicorn_process import REPOSITORY, gunicorn_serving, wait_for_health
-from bench.naive_reader import NaiveLinker
+from bench.naive_reader import naive_linker
 from gerbil.client import Annotator, Answer, HttpAnnotator, InProcessAnnotator, Task
 from gerbil.datasets import Dataset, load_dataset
 from gerbil.experiment import evaluate
@@ -93,10 +92,9 @@ def describe(label: str, row: Mapping[str, Any]) -> str:
 
 
 def with_top_k(linker: Linker, k: int) -> Linker:
-    """A shallow copy of `linker` reading `k` candidates per passage (models and index shared)."""
-    copied = copy.copy(linker)
-    copied.config = linker.config.replace(top_k=k)
-    return copied
+    """`linker` retrieving `k` candidates per passage (models and index shared)."""
+    return dataclasses.replace(linker, config=linker.config.replace(top_k=k),
+                               retrieval=dataclasses.replace(linker.retrieval, top_k=k))
 
 
 def cpu_name() -> str:
@@ -178,7 +176,7 @@ def main() -> None:
     if linker is not None and dataset.documents:
         # One-time costs of the first call (allocator, lazy init) would otherwise land on the first K's batched run.
         linker.link(dataset.documents[0].text)
-    naive = NaiveLinker.from_linker(linker) if linker is not None else None
+    naive = naive_linker(linker) if linker is not None else None
     print(f"{name}: first {len(dataset.documents)} of {len(full.documents)} documents, A2KB, "
           f"{args.threads} torch thread(s)")
     runs: list[dict[str, Any]] = []

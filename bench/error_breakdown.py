@@ -31,9 +31,9 @@ from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
 
-from annotator.data_types import Mention
-from annotator.linking import Span
-from annotator.pipeline.linker import Linker, PassageScores
+from annotator.pipeline.document import Document, PassageScores
+from annotator.pipeline.linker import Linker
+from annotator.pipeline.stages import Reading
 from annotator.training.data import TitleLookup, TrainingDocument, build_documents, load_kb, wordpiece_span
 from entqa.corpora import corpus_documents, read_dataset
 from gerbil.client import Answer, Task
@@ -50,21 +50,22 @@ PREDICTION_OUTCOMES = ("correct", "gold span, wrong entity", "span of a NIL gold
                        "overlaps a gold mention, other offsets", "no gold mention there")
 
 
-class CandidateRecordingLinker(Linker):
-    """`Linker` that keeps the KB rows each passage of the last call was read against: those retrieved, then
-    any second-stage document candidates."""
+class CandidateRecording:
+    """A reading stage that passes its calls on to `reading` and keeps the KB rows each passage was read against:
+    those retrieved, then any second-stage document candidates (one recording per linked document)."""
 
-    candidates: list[np.ndarray]
+    def __init__(self, reading: Reading) -> None:
+        self.reading = reading
+        self.candidates: list[np.ndarray] = []  # per passage of the documents read, in order
 
-    def _link_documents(self, texts: Sequence[str], spans: Sequence[Sequence[Span] | None]) -> list[list[Mention]]:
-        self.candidates = []
-        return super()._link_documents(texts, spans)
+    def scores(self, documents: Sequence[Document],
+               candidates: Sequence[Sequence[np.ndarray]]) -> list[list[PassageScores]]:
+        read = [rows for document_rows in candidates for rows in document_rows]
+        self.candidates = [np.concatenate(rows) for rows in zip(self.candidates, read)] if self.candidates else read
+        return self.reading.scores(documents, candidates)
 
-    def _read(self, inputs: Sequence[Sequence[int]], passage_lengths: Sequence[int],
-              candidates: Sequence[np.ndarray]) -> list[PassageScores]:
-        self.candidates = ([np.concatenate(rows) for rows in zip(self.candidates, candidates)] if self.candidates
-                           else list(candidates))
-        return super()._read(inputs, passage_lengths, candidates)
+    def describe(self) -> dict[str, str | int | float]:
+        return self.reading.describe()
 
 
 def classify_document(golds: Sequence[Marking], reachable: Sequence[bool | None], emerging: Sequence[Marking],
@@ -151,7 +152,7 @@ def main() -> None:
     args = parser.parse_args()
 
     overrides = {name: value for name, value in (("top_k", args.k), ("threshold", args.threshold)) if value is not None}
-    linker = CandidateRecordingLinker.from_pretrained(args.model, kb_path=args.kb, config_overrides=overrides)
+    linker = Linker.from_pretrained(args.model, kb_path=args.kb, config_overrides=overrides)
     kb = load_kb(linker.kb_path)
     lookup = TitleLookup(kb)
     dataset = read_dataset(Path(args.dataset), documents=args.docs)
@@ -162,10 +163,11 @@ def main() -> None:
     answers, reach_by_span = [], []
     for document in tqdm(documents, desc="linking", unit="doc"):
         # as gerbil.run's in-process annotator answers: one annotation per span, no confidence
-        annotations = annotations_from_mentions(linker.link(document.text))
+        recording = CandidateRecording(linker.reading)
+        annotations = annotations_from_mentions(dataclasses.replace(linker, reading=recording).link(document.text))
         answers.append(Answer(tuple(dataclasses.replace(a, confidence=None) for a in annotations), 0.0))
         offsets = linker.builder.tokenize_document(document.text).offsets
-        reach = reachability(document, offsets, linker.candidates)
+        reach = reachability(document, offsets, recording.candidates)
         reach_by_span.append({(g.start, g.end): r for g, r in zip(document.gold_links, reach)})
 
     gold_counts: Counter[str] = Counter()

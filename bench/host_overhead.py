@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import dataclasses
 import pstats
 import time
 from collections.abc import Sequence
@@ -48,6 +49,8 @@ LOGIT_SCALE = 2.0
 
 class RandomReader(nn.Module):
     """Reader stand-in: random start/end/rerank logits, no encoder."""
+
+    precision = "random"  # what /health names
 
     def __init__(self, seed: int) -> None:
         super().__init__()
@@ -104,12 +107,13 @@ def main() -> None:
     parser.add_argument("--profile", type=int, default=0, help="print the N costliest functions at the last K")
     args = parser.parse_args()
 
-    gpu = RuntimeSettings().gpu_batch_size
-    # A GPU's batching: one reader pass per document (on the CPU, forward passes of 32 pairs).
-    linker = Linker.from_pretrained(args.model, kb_path=args.kb, device="cpu",
-                                    runtime=RuntimeSettings(reader_batch_size=gpu, retriever_batch_size=gpu))
-    linker.reader = RandomReader(seed=0)
-    linker.retriever = RandomPassageTower(linker.index.dim, seed=0)
+    linker = Linker.from_pretrained(args.model, kb_path=args.kb, device="cpu")
+    # The stand-ins in a GPU's batching: one reader pass per document (on the CPU, forward passes of 32 pairs).
+    batch_size = RuntimeSettings().gpu_batch_size
+    linker = dataclasses.replace(
+        linker, retrieval=dataclasses.replace(linker.retrieval, retriever=RandomPassageTower(linker.index.dim, seed=0),
+                                              batch_size=batch_size),
+        reading=dataclasses.replace(linker.reading, reader=RandomReader(seed=0), batch_size=batch_size))
     documents = load_dataset("dataset", args.dataset).documents[: args.docs]
     requests = [write_document(reduce_document(document, task=Task.A2KB, uri=REQUEST_URI.format(n=i))).encode()
                 for i, document in enumerate(documents)]

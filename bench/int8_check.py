@@ -14,7 +14,6 @@ bf16 is fast only on a CPU with AMX ("auto" picks it there). Figures are printed
 from __future__ import annotations
 
 import argparse
-import copy
 import dataclasses
 import time
 from pathlib import Path
@@ -49,12 +48,12 @@ def main() -> None:
 
     linker = Linker.from_pretrained(args.model, kb_path=args.kb, config_overrides={"top_k": args.k},
                                     runtime=RuntimeSettings(cpu_precision="fp32"))
-    batch_size, device = linker.runtime.retriever_batch_size, linker.device
+    batch_size, device = linker.retrieval.batch_size, linker.device
     entity_ids = linker.index.entity_token_ids(range(len(linker.index)))
     precisions = {"onnxruntime int8": "int8", "bf16": "bf16"}
-    encoders = {"fp32": linker.retriever, "torch int8": int8_copy(linker.retriever),
-                **{name: kb_encoder(linker.retriever, linker.builder, precision)
-                   for name, precision in precisions.items()}}
+    retriever = linker.retrieval.retriever
+    encoders = {"fp32": retriever, "torch int8": int8_copy(retriever),
+                **{name: kb_encoder(retriever, linker.builder, precision) for name, precision in precisions.items()}}
 
     sample = np.sort(np.random.default_rng(0).choice(len(entity_ids), min(args.sample, len(entity_ids)), replace=False))
     timed = {}
@@ -75,7 +74,7 @@ def main() -> None:
     dataset = read_dataset(Path(args.dataset))
     documents = build_documents(corpus_documents(dataset.documents), linker.builder, TitleLookup(kb))
     with torch.inference_mode():
-        passages = encode(linker.retriever.embed_passages, linker.builder,
+        passages = encode(retriever.embed_passages, linker.builder,
                           [p.input_ids for d in documents for p in d.passages], batch_size=batch_size,
                           device=device, desc="encode passages")
         entities = {"fp32": torch.from_numpy(np.asarray(linker.index.embeddings, dtype=np.float32))}
@@ -89,14 +88,13 @@ def main() -> None:
               + ", ".join(f"{key} {value:.2f}" for key, value in metrics.items()))
 
     linked = dataclasses.replace(dataset, documents=dataset.documents[: args.docs])
-    readers = {"fp32": linker.reader, "torch int8": int8_copy(linker.reader),
-               **{name: cpu_reader(linker.reader, linker.builder, precision)
-                  for name, precision in precisions.items()}}
+    reader = linker.reading.reader
+    readers = {"fp32": reader, "torch int8": int8_copy(reader),
+               **{name: cpu_reader(reader, linker.builder, precision) for name, precision in precisions.items()}}
     if args.compile:
         readers |= {f"{name} torch.compile": torch.compile(readers[name], dynamic=True) for name in ("fp32", "bf16")}
     for name, reader in readers.items():
-        candidate = copy.copy(linker)
-        candidate.reader = reader
+        candidate = dataclasses.replace(linker, reading=dataclasses.replace(linker.reading, reader=reader))
         started = time.perf_counter()
         candidate.link(linked.documents[0].text)  # one-time costs (export, quantization, compilation) off the clock
         print(f"reader {name}: first document {time.perf_counter() - started:.1f} s")

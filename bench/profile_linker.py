@@ -15,7 +15,7 @@ asserted.
 from __future__ import annotations
 
 import argparse
-import copy
+import dataclasses
 import cProfile
 import os
 import pstats
@@ -67,10 +67,10 @@ def links(linker: Linker, text: str) -> list[tuple[int, int, str | None]]:
 
 
 def with_compiled_reader(linker: Linker, mode: str) -> Linker:
-    """A shallow copy of `linker` whose reader runs under `torch.compile(mode=mode)` (index and towers shared)."""
-    compiled = copy.copy(linker)
-    compiled.reader = torch.compile(linker.reader, mode=mode)
-    return compiled
+    """`linker` whose reader runs under `torch.compile(mode=mode)` (index and towers shared)."""
+    reading = linker.reading
+    return dataclasses.replace(linker, reading=dataclasses.replace(reading, reader=torch.compile(reading.reader,
+                                                                                                 mode=mode)))
 
 
 def main() -> None:
@@ -92,8 +92,8 @@ def main() -> None:
                                     runtime=settings.runtime)
     if args.k is not None:
         linker = with_top_k(linker, args.k)
-    if args.compile and not isinstance(linker.reader, torch.nn.Module):
-        parser.error(f"--compile needs a torch reader, not {linker.reader.precision} "
+    if args.compile and not isinstance(linker.reading.reader, torch.nn.Module):
+        parser.error(f"--compile needs a torch reader, not {linker.reading.reader.precision} "
                      "(on the CPU: ENTQA_CPU_PRECISION=fp32 or bf16)")
     on_gpu = linker.device.type == "cuda"
     texts = [d.text for d in load_dataset("dataset", args.dataset).documents[: args.docs]]

@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
-from annotator.pipeline.merging import LinkedSpan
 from annotator.model.tokenization import Passage
+from annotator.pipeline.document import Document
+from annotator.pipeline.document_decoding import DocumentDecoding
+from annotator.pipeline.merging import LinkedSpan
+from annotator.pipeline.stages import Reading
 
 WORD = re.compile(r"\w+(?:[.'&-]\w+)*")
 # Words that many titles share: matching them would pull in unrelated entities ("Manchester United" for
@@ -28,6 +32,29 @@ QUALIFIER = re.compile(r" \([^)]*\)$")  # "Peter Such (cricketer)": no mention s
 def title_words(title: str) -> frozenset[str]:
     """The lower-cased words of `title` that tie a mention to it: no qualifier, no generic words."""
     return frozenset(w.lower() for w in WORD.findall(QUALIFIER.sub("", title))) - GENERIC_TITLE_WORDS
+
+
+@dataclass(frozen=True, eq=False)
+class DocumentCandidates:
+    """The second stage as a post-processor: each passage read again against its document candidates
+    (`document_candidates`), in one set of reader batches for all documents, and the document decoded again."""
+
+    titles: Sequence[str]  # KB titles by row
+
+    def revise(self, documents: Sequence[Document], *, reading: Reading, decoding: DocumentDecoding) -> None:
+        """End to end, the mentions found outside the first pass's are added; given spans (D2KB) are disambiguated
+        again over all their candidates."""
+        # NIL answers (given spans) suggest nothing: their entities were not linked.
+        extra = [document_candidates(document.text, document.passages, [s.rows for s in document.scores],
+                                     [s for s in document.links if s.is_linked(decoding.threshold)], self.titles,
+                                     given=document.given)
+                 for document in documents]
+        if not any(len(rows) for document_rows in extra for rows in document_rows):
+            return
+        for document, extra_scores in zip(documents, reading.scores(documents, extra)):
+            if any(len(s.rows) for s in extra_scores):
+                document.scores = [s.extended(e) for s, e in zip(document.scores, extra_scores)]
+                document.add_links(decoding.links(document))
 
 
 def document_candidates(text: str, passages: Sequence[Passage], retrieved: Sequence[Iterable[int]],

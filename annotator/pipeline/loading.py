@@ -16,8 +16,14 @@ from annotator.model.checkpoint import MENTION_TABLE, load_checkpoint_tokenizer,
 from annotator.model.config import LinkerConfig
 from annotator.model.reader import span_positions_only
 from annotator.model.tokenization import InputBuilder
+from annotator.pipeline.candidate_retrieval import CandidateRetrieval
+from annotator.pipeline.document_candidates import DocumentCandidates
+from annotator.pipeline.document_decoding import DocumentDecoding
 from annotator.pipeline.linker import Linker
 from annotator.pipeline.mention_table import MentionTable, NameCandidates
+from annotator.pipeline.reading import BatchedReading
+from annotator.pipeline.short_names import ShortNames
+from annotator.pipeline.stages import PostProcessor
 from annotator.runtime.precision import cpu_reader, inference_device, kb_encoder
 from annotator.runtime.settings import RuntimeSettings
 
@@ -29,8 +35,8 @@ EMBEDDED_INDEX = Path("index")
 
 def load_linker(model_dir: str | Path, *, kb_path: str | Path | None = None, index_dir: str | Path | None = None,
                 device: str | torch.device | None = None, config_overrides: Mapping[str, Any] | None = None,
-                runtime: RuntimeSettings | None = None, linker_type: type[Linker] = Linker) -> Linker:
-    """`Linker.from_pretrained` (see there), made a `linker_type`."""
+                runtime: RuntimeSettings | None = None) -> Linker:
+    """`Linker.from_pretrained` (see there): the checkpoint, KB and index loaded, then the stages built over them."""
     model_dir = Path(model_dir)
     config = load_config(model_dir).replace(**dict(config_overrides or {}))
     runtime = runtime or RuntimeSettings()
@@ -53,10 +59,23 @@ def load_linker(model_dir: str | Path, *, kb_path: str | Path | None = None, ind
         index = EntityIndex.build(directory, kb_path=kb, encoder=kb_encoder(retriever, builder, runtime.cpu_precision),
                                   builder=builder, checkpoint_id=checkpoint_id, index_type=runtime.index_type,
                                   batch_size=runtime.batch_sizes(device.type)[1])
-    return linker_type(config=config, runtime=runtime, builder=builder, retriever=retriever, reader=reader, index=index,
-                       device=device, model_dir=model_dir, kb_path=kb,
-                       names=_name_candidates(model_dir, config, index),
-                       descriptions=EntityDescriptions.from_kb(kb) if kb is not None else None)
+    reader_batch_size, retriever_batch_size = runtime.batch_sizes(device.type)
+    post_processors: list[PostProcessor] = []
+    if config.document_candidates:
+        post_processors.append(DocumentCandidates(index.titles))
+    if config.short_names:
+        post_processors.append(ShortNames(index.titles))
+    return Linker(builder=builder,
+                  retrieval=CandidateRetrieval(builder=builder, retriever=retriever, index=index, device=device,
+                                               top_k=config.top_k, batch_size=retriever_batch_size,
+                                               names=_name_candidates(model_dir, config, index)),
+                  reading=BatchedReading(builder=builder, reader=reader, index=index, device=device,
+                                         batch_size=reader_batch_size),
+                  decoding=DocumentDecoding(top_spans=config.top_spans, max_span_len=config.max_span_len,
+                                            threshold=config.threshold),
+                  post_processors=post_processors, index=index,
+                  descriptions=EntityDescriptions.from_kb(kb) if kb is not None else EntityDescriptions.none(),
+                  config=config, device=device, model_dir=model_dir, kb_path=kb)
 
 
 def _name_candidates(model_dir: Path, config: LinkerConfig, index: EntityIndex) -> NameCandidates | None:

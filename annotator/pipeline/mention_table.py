@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from annotator.pipeline.document import Document
 from annotator.pipeline.document_candidates import WORD
 
 MAX_NAME_WORDS = 4
@@ -82,7 +83,7 @@ class MentionTable:
                 row_of[title] = row
         by_name = {name: tuple(row_of[t] for t, _ in entries[:per_name] if t in row_of)
                    for name, entries in self.entities.items()}
-        return NameCandidates({name: rows for name, rows in by_name.items() if rows})
+        return NameCandidates({name: rows for name, rows in by_name.items() if rows}, per_name)
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,13 @@ class NameCandidates:
     """A mention table resolved to KB rows: the extra candidates of the names in a passage."""
 
     rows_by_name: Mapping[str, tuple[int, ...]]
+    per_name: int  # at most this many rows per name
+
+    def added_to(self, candidates: Sequence[Sequence[np.ndarray]],
+                 documents: Sequence[Document]) -> list[list[np.ndarray]]:
+        """Per document, each passage's `candidates` followed by the rows of its names that were not among them."""
+        return [with_name_candidates(rows, self.for_passages(document.text, [p.characters for p in document.passages]))
+                for rows, document in zip(candidates, documents)]
 
     def for_passages(self, text: str, ranges: Sequence[tuple[int, int]]) -> list[list[int]]:
         """For each character range (a passage of `text`), the rows of the names that lie wholly inside it, in

@@ -17,6 +17,12 @@ class LinkedSpan:
     entity: int
     score: float
 
+    def is_linked(self, threshold: float) -> bool:
+        """Whether the span names its entity rather than NIL: the paper's bar, score above γ (`threshold`).
+        Decoded spans always pass (decoding keeps only those); a given span (D2KB) whose best entity scores
+        lower is NIL."""
+        return self.score > threshold
+
 
 def to_character_spans(spans: Iterable[LabelledSpan], passages: Sequence[Passage],
                        candidate_rows: Sequence[Sequence[int]]) -> list[LinkedSpan]:

@@ -11,11 +11,30 @@ that initials ("J."), "I" and a nickname that is not in the title link nothing.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
+from annotator.pipeline.document import Document
 from annotator.pipeline.document_candidates import WORD, open_capitalised_words, title_words
+from annotator.pipeline.document_decoding import DocumentDecoding
 from annotator.pipeline.merging import LinkedSpan
+from annotator.pipeline.stages import Reading
 
 MIN_WORD_LEN = 3
+
+
+@dataclass(frozen=True, eq=False)
+class ShortNames:
+    """Short names as a post-processor: end to end, open capitalised runs are added; given spans (D2KB) answered
+    NIL may take an entity. Nothing is read again."""
+
+    titles: Sequence[str]  # KB titles by row
+
+    def revise(self, documents: Sequence[Document], *, reading: Reading, decoding: DocumentDecoding) -> None:
+        for document in documents:
+            full = [span for span in document.links if span.is_linked(decoding.threshold)]
+            unlinked = (open_name_runs(document.text, document.links) if document.given is None else
+                        [(span.start, span.end) for span in document.links if not span.is_linked(decoding.threshold)])
+            document.add_links(short_name_links(document.text, unlinked, full, self.titles))
 
 
 def open_name_runs(text: str, linked: Sequence[LinkedSpan]) -> list[tuple[int, int]]:

@@ -15,7 +15,6 @@ from annotator.pipeline.linker import Linker
 from annotator.model.reader import Reader
 from annotator.model.retriever import DualEncoder
 from annotator.runtime.settings import RuntimeSettings
-from tests.support.scripted_linker import ScriptedLinker
 
 RESOURCES = Path(__file__).resolve().parents[1] / "resources" / "annotator"
 
@@ -68,11 +67,3 @@ def tiny_linker(tiny_checkpoint: Path, tiny_kb: Path, entqa_cache: Path) -> Link
     return Linker.from_pretrained(tiny_checkpoint, kb_path=tiny_kb, device="cpu", config_overrides={"threshold": 0.0},
                                   runtime=TINY_RUNTIME)
 
-
-@pytest.fixture
-def scripted(tiny_linker: Linker) -> ScriptedLinker:
-    linker = ScriptedLinker(**{name: getattr(tiny_linker, name) for name in
-                               ("config", "runtime", "builder", "retriever", "reader", "index", "device", "model_dir",
-                                "kb_path")})
-    linker.reads = []
-    return linker

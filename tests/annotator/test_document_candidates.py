@@ -1,12 +1,12 @@
 """Tests for the second stage: annotator.pipeline.document_candidates and how the Linker reads and adds its mentions."""
 from __future__ import annotations
 
-import dataclasses
 
 from annotator.pipeline.document_candidates import document_candidates, title_words
 from annotator.pipeline.merging import LinkedSpan
 from annotator.model.tokenization import Passage
-from tests.support.scripted_linker import ScriptedLinker
+from annotator.pipeline.linker import Linker
+from tests.support.scripted_linker import scripted_linker
 
 
 def test_title_words_drop_the_qualifier_and_generic_words() -> None:
@@ -44,27 +44,26 @@ def test_words_inside_linked_spans_or_in_lower_case_pull_in_nothing() -> None:
 TEXT = "Ada Lovelace wrote notes, and then many more words were written here about other things; Lovelace died."
 
 
-def test_second_stage_adds_the_short_reference_and_keeps_the_first_pass(scripted: ScriptedLinker) -> None:
-    scripted.config = dataclasses.replace(scripted.config, threshold=0.05, document_candidates=False)
-    before = [(m.surface, m.title) for m in scripted.link(TEXT)]
+def test_second_stage_adds_the_short_reference_and_keeps_the_first_pass(tiny_linker: Linker) -> None:
+    first_pass = scripted_linker(tiny_linker, threshold=0.05)
+    before = [(m.surface, m.title) for m in first_pass.link(TEXT)]
     assert before == [("Ada Lovelace", "Ada Lovelace")]
-    assert len(scripted.reads) == 1
+    assert len(first_pass.reading.reads) == 1
 
-    scripted.reads = []
-    scripted.config = dataclasses.replace(scripted.config, document_candidates=True)
+    scripted = scripted_linker(tiny_linker, threshold=0.05, document_candidates=True)
     mentions = scripted.link(TEXT)
     assert [(m.surface, m.title) for m in mentions] == [("Ada Lovelace", "Ada Lovelace"), ("Lovelace", "Ada Lovelace")]
     assert mentions[1].start == TEXT.rindex("Lovelace")
     # The second read covers only the passages holding the unlinked "Lovelace", one new pair each.
-    _, second_read = scripted.reads
+    _, second_read = scripted.reading.reads
     assert set(second_read) == {0, 1}
 
 
-def test_second_stage_disambiguates_given_spans_again(scripted: ScriptedLinker) -> None:
+def test_second_stage_disambiguates_given_spans_again(tiny_linker: Linker) -> None:
     second = (TEXT.rindex("Lovelace"), TEXT.rindex("Lovelace") + 8)
     chosen = {}
     for on in (False, True):
-        scripted.config = dataclasses.replace(scripted.config, threshold=0.05, document_candidates=on)
+        scripted = scripted_linker(tiny_linker, threshold=0.05, document_candidates=on)
         chosen[on] = [(m.surface, m.title) for m in scripted.link(TEXT, [(0, 12), second])]
     # Alone, the second "Lovelace" retrieves only the distractor, too unlikely to link (NIL); the document's Ada
     # Lovelace wins it back.
@@ -72,10 +71,10 @@ def test_second_stage_disambiguates_given_spans_again(scripted: ScriptedLinker) 
     assert chosen[True] == [("Ada Lovelace", "Ada Lovelace"), ("Lovelace", "Ada Lovelace")]
 
 
-def test_nil_answers_suggest_no_candidates(scripted: ScriptedLinker) -> None:
+def test_nil_answers_suggest_no_candidates(tiny_linker: Linker) -> None:
     # The reader marks all of "Ada Lovelace", so the given "Ada" alone scores near 0 and is NIL: its best
     # entity was not linked and must not become the later "Lovelace"'s candidate.
-    scripted.config = dataclasses.replace(scripted.config, threshold=0.05, document_candidates=True)
+    scripted = scripted_linker(tiny_linker, threshold=0.05, document_candidates=True)
     mentions = scripted.link(TEXT, [(0, 3), (TEXT.rindex("Lovelace"), TEXT.rindex("Lovelace") + 8)])
     assert [(m.surface, m.title) for m in mentions] == [("Ada", None), ("Lovelace", None)]
-    assert len(scripted.reads) == 1
+    assert len(scripted.reading.reads) == 1

@@ -1,7 +1,6 @@
 """Tests for annotator.pipeline.mention_table and the linker's name candidates end to end."""
 from __future__ import annotations
 
-import dataclasses
 import shutil
 from pathlib import Path
 
@@ -15,7 +14,7 @@ from annotator.model.checkpoint import MENTION_TABLE
 from annotator.pipeline.linker import Linker
 from annotator.settings import settings_from_variables
 from tests.annotator.conftest import TINY_RUNTIME
-from tests.support.scripted_linker import ScriptedLinker
+from tests.support.scripted_linker import scripted_linker
 
 TITLES = ["England", "England national football team", "England cricket team", "Bank of England", "Ada Lovelace"]
 
@@ -71,16 +70,15 @@ def test_name_candidates_follow_the_retrieved_ones_without_repeating_them() -> N
     assert [rows.tolist() for rows in merged] == [[4, 0, 1, 3], [2]]
 
 
-def test_the_linker_reads_the_entities_the_table_gives_a_name(scripted: ScriptedLinker) -> None:
+def test_the_linker_reads_the_entities_the_table_gives_a_name(tiny_linker: Linker) -> None:
     # Scripted retrieval finds no whole title in "Lovelace wrote ..." and offers only Paris; the scripted reader
     # marks a candidate's last title word, so "Lovelace" is linked once the table supplies Ada Lovelace.
-    scripted.config = dataclasses.replace(scripted.config, threshold=0.05, document_candidates=False,
-                                          short_names=False)
     text = "Lovelace wrote the notes."
-    assert scripted.link(text) == []
-    scripted.names = MentionTable.from_links([("Lovelace", "Ada Lovelace")]).rows(scripted.index.titles, 3)
+    assert scripted_linker(tiny_linker, threshold=0.05).link(text) == []
+    names = MentionTable.from_links([("Lovelace", "Ada Lovelace")]).rows(tiny_linker.index.titles, 3)
+    scripted = scripted_linker(tiny_linker, threshold=0.05, names=names)
     assert [(m.surface, m.title) for m in scripted.link(text)] == [("Lovelace", "Ada Lovelace")]
-    assert scripted.reads[-1] == [2]  # Paris and Ada Lovelace
+    assert scripted.reading.reads == [[2]]  # Paris and Ada Lovelace
 
 
 def test_mention_candidates_are_on_in_the_shipped_setup_off_in_the_paper_and_set_from_the_environment() -> None:
@@ -105,9 +103,10 @@ def test_the_checkpoint_table_is_loaded_when_the_config_asks(tmp_path: Path, tin
                              ("Lovelace", "France")]).save(checkpoint / MENTION_TABLE)
     linker = Linker.from_pretrained(checkpoint, kb_path=tiny_kb, device="cpu", config_overrides=overrides,
                                     runtime=TINY_RUNTIME)
-    assert linker.names is not None
-    assert {name: [linker.index.titles[row] for row in rows] for name, rows in linker.names.rows_by_name.items()} \
+    names = linker.retrieval.names
+    assert names is not None
+    assert {name: [linker.index.titles[row] for row in rows] for name, rows in names.rows_by_name.items()} \
         == {"Lovelace": ["Paris", "Ada Lovelace"]}
     assert linker.describe()["mention_table"] == "1 names, up to 2 entities each"
-    assert tiny_linker.names is None  # off in the paper's setup (TINY_CONFIG): it retrieves only
+    assert tiny_linker.retrieval.names is None  # off in the paper's setup (TINY_CONFIG): it retrieves only
     assert tiny_linker.describe()["mention_table"] == "off"

@@ -1,7 +1,6 @@
 """Tests for annotator.pipeline.linker.Linker end to end on a tiny random model and a tiny KB (CPU)."""
 from __future__ import annotations
 
-import dataclasses
 import gzip
 import shutil
 from pathlib import Path
@@ -19,7 +18,7 @@ from annotator.uris import NIL_NAMESPACE, dbpedia_uri, not_in_wiki_uri
 
 from tests.annotator.conftest import TINY_CONFIG, TINY_RUNTIME
 from tests.annotator.test_tokenization import TRICKY, TRICKY_WORDS
-from tests.support.scripted_linker import ScriptedLinker
+from tests.support.scripted_linker import scripted_linker
 
 TEXT = ("SOCCER - Lyon beat Paris in Zürich 😀 while Ada Lovelace watched from São\u00a0Paulo; "
         "later\tthe team flew over Mount Everest to Berlin, Germany.")
@@ -182,7 +181,7 @@ def test_a_gpu_dtype_cast_keeps_the_index_identity_of_the_stored_weights(
     monkeypatch.setattr(annotator.pipeline.loading, "cpu_reader", lambda reader, builder, config: reader)
     monkeypatch.setattr(annotator.pipeline.loading, "kb_encoder", lambda retriever, builder, config: retriever)
     linker = Linker.from_pretrained(tiny_checkpoint, index_dir=tiny_linker.index.directory)
-    assert next(linker.retriever.parameters()).dtype == torch.bfloat16
+    assert next(linker.retrieval.retriever.parameters()).dtype == torch.bfloat16
     assert linker.index.directory == tiny_linker.index.directory
     assert build_index(tiny_checkpoint, tiny_kb).directory == tiny_linker.index.directory
 
@@ -194,15 +193,15 @@ def test_the_index_command_builds_where_the_linker_looks(tiny_checkpoint: Path, 
     index = build_index(tiny_checkpoint, tiny_kb)  # finds the index tiny_linker built (precision is not identity)
     linker = Linker.from_pretrained(tiny_checkpoint, kb_path=tiny_kb, device="cpu")
     assert index.directory == linker.index.directory == tiny_linker.index.directory
-    assert index.directory == cached_index_dir(kb_path=tiny_kb, entity_tower_id=entity_tower_id(linker.retriever),
-                                               config=linker.config)
+    assert index.directory == cached_index_dir(kb_path=tiny_kb, config=linker.config,
+                                               entity_tower_id=entity_tower_id(linker.retrieval.retriever))
     assert index.directory.parent == entqa_cache / "indexes"
     with pytest.raises(ValueError, match="explicit output folder"):
         build_index(tiny_checkpoint, tiny_kb, limit=3)
 
 
-def test_a_mention_is_never_part_of_a_word(scripted: ScriptedLinker) -> None:
+def test_a_mention_is_never_part_of_a_word(tiny_linker: Linker) -> None:
     # "Berliners" is "berlin", "##ers": the scripted reader marks the wordpiece "berlin", which ends mid-word.
-    scripted.config = dataclasses.replace(scripted.config, threshold=0.05, document_candidates=False)
+    scripted = scripted_linker(tiny_linker, threshold=0.05)
     assert [(m.surface, m.title) for m in scripted.link("Berlin fans cheered.")] == [("Berlin", "Berlin")]
     assert scripted.link("Berliners cheered.") == []

@@ -112,7 +112,7 @@ def test_the_cpu_linker_runs_int8_or_on_amx_bf16_unless_told_not_to(
 
 
 def test_cpu_precision_applies_on_the_cpu_to_copies(tiny_linker: Linker) -> None:
-    retriever, builder, reader = tiny_linker.retriever, tiny_linker.builder, tiny_linker.reader
+    retriever, builder, reader = tiny_linker.retrieval.retriever, tiny_linker.builder, tiny_linker.reading.reader
     assert cpu_reader(reader, builder, "fp32") is reader and kb_encoder(retriever, builder, "fp32") is retriever
     assert isinstance(cpu_reader(reader, builder, "int8"), OnnxInt8Reader)
     assert isinstance(kb_encoder(retriever, builder, "int8"), OnnxInt8EntityEncoder)

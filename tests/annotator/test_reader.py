@@ -1,6 +1,7 @@
 """The reader's inference copy that computes its last layer only where the linker reads it."""
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -78,10 +79,9 @@ def test_other_architectures_are_returned_as_they_are() -> None:
 
 
 def test_the_linker_finds_what_the_full_reader_finds(tiny_linker: Linker, tiny_checkpoint: Path) -> None:
-    full = Linker(config=tiny_linker.config, builder=tiny_linker.builder, retriever=tiny_linker.retriever,
-                  reader=load_reader(tiny_checkpoint), index=tiny_linker.index, device=tiny_linker.device,
-                  model_dir=tiny_linker.model_dir, kb_path=tiny_linker.kb_path)
-    assert tiny_linker.reader is not full.reader
+    full = dataclasses.replace(tiny_linker, reading=dataclasses.replace(tiny_linker.reading,
+                                                                        reader=load_reader(tiny_checkpoint)))
+    assert tiny_linker.reading.reader is not full.reading.reader
     for text in (TEXT, TRICKY):
         expected, got = full.link(text), tiny_linker.link(text)
         assert [(m.start, m.end, m.uri) for m in got] == [(m.start, m.end, m.uri) for m in expected] != []

@@ -1,11 +1,11 @@
 """Tests for annotator.pipeline.short_names and how the Linker adds short names end to end and for given spans."""
 from __future__ import annotations
 
-import dataclasses
 
 from annotator.pipeline.merging import LinkedSpan
 from annotator.pipeline.short_names import open_name_runs, short_name_links
-from tests.support.scripted_linker import ScriptedLinker
+from annotator.pipeline.linker import Linker
+from tests.support.scripted_linker import scripted_linker
 
 
 def _span(text: str, surface: str, entity: int, score: float, *, last: bool = False) -> LinkedSpan:
@@ -58,24 +58,22 @@ def test_a_one_word_mention_has_no_parts() -> None:
 TEXT = "Ada Lovelace wrote notes, and then many more words were written here about other things; Lovelace died."
 
 
-def test_the_linker_adds_the_short_name_end_to_end(scripted: ScriptedLinker) -> None:
+def test_the_linker_adds_the_short_name_end_to_end(tiny_linker: Linker) -> None:
     found = {}
     for on in (False, True):
-        scripted.config = dataclasses.replace(scripted.config, threshold=0.05, document_candidates=False,
-                                              short_names=on)
+        scripted = scripted_linker(tiny_linker, threshold=0.05, short_names=on)
         found[on] = [(m.surface, m.title, m.start) for m in scripted.link(TEXT)]
+        # Nothing is read again: the names come from the document's text and links.
+        assert len(scripted.reading.reads) == 1
     assert found[False] == [("Ada Lovelace", "Ada Lovelace", 0)]
     assert found[True] == [("Ada Lovelace", "Ada Lovelace", 0), ("Lovelace", "Ada Lovelace", TEXT.rindex("Lovelace"))]
-    # Nothing is read again: the names come from the document's text and links.
-    assert len(scripted.reads) == 2
 
 
-def test_the_linker_names_a_given_span_answered_nil(scripted: ScriptedLinker) -> None:
+def test_the_linker_names_a_given_span_answered_nil(tiny_linker: Linker) -> None:
     second = (TEXT.rindex("Lovelace"), TEXT.rindex("Lovelace") + 8)
     chosen = {}
     for on in (False, True):
-        scripted.config = dataclasses.replace(scripted.config, threshold=0.05, document_candidates=False,
-                                              short_names=on)
+        scripted = scripted_linker(tiny_linker, threshold=0.05, short_names=on)
         chosen[on] = [(m.surface, m.title) for m in scripted.link(TEXT, [(0, 12), second])]
     assert chosen[False] == [("Ada Lovelace", "Ada Lovelace"), ("Lovelace", None)]
     assert chosen[True] == [("Ada Lovelace", "Ada Lovelace"), ("Lovelace", "Ada Lovelace")]

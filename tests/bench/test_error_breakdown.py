@@ -1,13 +1,15 @@
 """The error breakdown gives each gold mention and prediction the outcome its definition says."""
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
 
+from annotator.pipeline.linker import Linker
 from annotator.training.data import CorpusDocument, GoldLink, TitleLookup, build_documents, load_kb
 from annotator.uris import dbpedia_uri
-from bench.error_breakdown import CandidateRecordingLinker, classify_document, reachability
+from bench.error_breakdown import CandidateRecording, classify_document, reachability
 from gerbil.matching import Marking
 from tests.annotator.conftest import TINY_RUNTIME
 
@@ -48,16 +50,17 @@ def test_each_gold_prediction_consumed_once() -> None:
 def test_reachability_follows_the_recorded_candidates(tiny_checkpoint: Path, tiny_kb: Path,
                                                       entqa_cache: Path) -> None:
     kb = load_kb(tiny_kb)
-    linker = CandidateRecordingLinker.from_pretrained(tiny_checkpoint, kb_path=tiny_kb, device="cpu",
-                                                      config_overrides={"top_k": len(kb)}, runtime=TINY_RUNTIME)
+    linker = Linker.from_pretrained(tiny_checkpoint, kb_path=tiny_kb, device="cpu",
+                                    config_overrides={"top_k": len(kb)}, runtime=TINY_RUNTIME)
     titles = ["France", "Paris Hilton", "Berlin", "Paris Saint-Germain"]  # the last is not in the tiny KB
     corpus = CorpusDocument("http://example.org/doc", TEXT,
                             tuple(GoldLink(TEXT.index(t), TEXT.index(t) + len(t), t) for t in titles))
     [document] = build_documents([corpus], linker.builder, TitleLookup(kb))
     offsets = linker.builder.tokenize_document(TEXT).offsets
-    linker.link(TEXT)
-    assert len(linker.candidates) == len(document.passages) >= 2
+    recording = CandidateRecording(linker.reading)
+    dataclasses.replace(linker, reading=recording).link(TEXT)
+    assert len(recording.candidates) == len(document.passages) >= 2
     # K = the whole KB: every gold the KB holds is among the candidates of the passages holding it.
-    assert reachability(document, offsets, linker.candidates) == [True, True, True, None]
+    assert reachability(document, offsets, recording.candidates) == [True, True, True, None]
     nothing = [np.empty(0, dtype=np.int64)] * len(document.passages)
     assert reachability(document, offsets, nothing) == [False, False, False, None]

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from annotator.pipeline.linker import Linker
-from bench.naive_reader import NaiveLinker
+from bench.naive_reader import naive_linker
 
 TEXTS = [
     "SOCCER - Lyon beat Paris Saint-Germain 2-1 in the French league on Saturday in front of 40,000 fans.",
@@ -13,7 +13,7 @@ TEXTS = [
 
 
 def test_naive_reader_finds_the_same_mentions(tiny_linker: Linker) -> None:
-    naive = NaiveLinker.from_linker(tiny_linker)
+    naive = naive_linker(tiny_linker)
     for text in TEXTS:
         batched, single = tiny_linker.link(text), naive.link(text)
         assert batched  # γ = 0: the random reader labels spans, so the comparison is not vacuous
@@ -24,5 +24,5 @@ def test_naive_reader_finds_the_same_mentions(tiny_linker: Linker) -> None:
 def test_naive_reader_agrees_on_given_spans(tiny_linker: Linker) -> None:
     spans = [(0, 6), (15, 20)]
     batched = tiny_linker.link(TEXTS[0], spans)
-    single = NaiveLinker.from_linker(tiny_linker).link(TEXTS[0], spans)
+    single = naive_linker(tiny_linker).link(TEXTS[0], spans)
     assert [(m.start, m.end, m.uri) for m in single] == [(m.start, m.end, m.uri) for m in batched]

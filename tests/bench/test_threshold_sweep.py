@@ -1,7 +1,7 @@
 """The γ sweep filters one low-γ run; that must equal linking at each higher γ."""
 from __future__ import annotations
 
-import copy
+import dataclasses
 
 from annotator.pipeline.linker import Linker
 from bench.threshold_sweep import above
@@ -17,8 +17,7 @@ def test_filtering_a_low_threshold_run_equals_running_at_the_higher_threshold(ti
     scores = sorted(a.confidence for a in low.annotations)
     assert len(set(scores)) > 2  # γ = 0: the random reader labels spans, so the comparison is not vacuous
     threshold = scores[len(scores) // 2]  # a score itself: the linker keeps p > γ, so this mention goes
-    higher = copy.copy(tiny_linker)
-    higher.config = tiny_linker.config.replace(threshold=threshold)
+    higher = dataclasses.replace(tiny_linker, decoding=dataclasses.replace(tiny_linker.decoding, threshold=threshold))
     direct = InProcessAnnotator(higher).annotate(document, task=Task.A2KB)
     filtered = above(low, threshold)
     assert 0 < len(filtered.annotations) < len(low.annotations)

@@ -1,48 +1,95 @@
-"""A linker whose retriever and reader are scripted over the tiny KB, so that what a stage after them does is
-known exactly (the second stage, short names)."""
+"""Scripted retrieval and reading stages over the tiny KB, so that what a stage after them does is known exactly
+(the second stage, short names, the mention table)."""
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 import numpy as np
 
-from annotator.pipeline.linker import Linker, PassageScores
+from annotator.model.tokenization import InputBuilder
+from annotator.pipeline.document import Document, PassageScores
+from annotator.pipeline.document_candidates import DocumentCandidates
+from annotator.pipeline.linker import Linker
+from annotator.pipeline.mention_table import NameCandidates
+from annotator.pipeline.short_names import ShortNames
+from annotator.pipeline.stages import PostProcessor
 
 
-class ScriptedLinker(Linker):
-    """The tiny linker with scripted modules, so that what the stages after the reader add is known exactly.
+class _Titles:
+    """The tiny KB's titles and their wordpieces."""
 
-    Retrieval returns the entities whose whole title's wordpieces occur in the passage, else only "Paris"; the
-    reader marks, for each candidate, the first occurrence of its whole title, else of its title's last word,
-    else [CLS].
-    """
+    def __init__(self, builder: InputBuilder, titles: Sequence[str]) -> None:
+        self.builder = builder
+        self.titles = titles
 
-    reads: list[list[int]]
+    def ids(self, text: str) -> list[int]:
+        return self.builder.tokenizer(text, add_special_tokens=False)["input_ids"]
 
-    def _title_ids(self, row: int) -> list[int]:
-        return self.builder.tokenizer(self.index.titles[row], add_special_tokens=False)["input_ids"]
 
-    def _retrieve(self, inputs: Sequence[Sequence[int]]) -> list[np.ndarray]:
-        found = [[row for row in range(len(self.index)) if _find(ids, self._title_ids(row)) is not None]
-                 for ids in inputs]
-        return [np.array(rows or [self.index.titles.index("Paris")], dtype=np.int64) for rows in found]
+class ScriptedRetrieval(_Titles):
+    """The entities whose whole title's wordpieces occur in the passage, else only "Paris"; then the mention
+    table's `names`, if given."""
 
-    def _read(self, inputs: Sequence[Sequence[int]], passage_lengths: Sequence[int],
-              candidates: Sequence[np.ndarray]) -> list[PassageScores]:
-        self.reads.append([len(rows) for rows in candidates])
-        scores = []
-        for ids, n, rows in zip(inputs, passage_lengths, candidates):
-            start, end = np.full((len(rows), 1 + n), -20.0), np.full((len(rows), 1 + n), -20.0)
-            for k, row in enumerate(rows):
-                title = self._title_ids(int(row))
-                last_word = self.builder.tokenizer(self.index.titles[row].split()[-1],
-                                                   add_special_tokens=False)["input_ids"]
-                found = _find(ids[: 1 + n], title), _find(ids[: 1 + n], last_word)
-                first, length = (found[0], len(title)) if found[0] is not None else (found[1], len(last_word))
-                first, last = (0, 0) if first is None else (first, first + length - 1)
-                start[k, first], end[k, last] = 20.0, 20.0
-            scores.append(PassageScores(rows, start, end, np.zeros(len(rows))))
-        return scores
+    def __init__(self, builder: InputBuilder, titles: Sequence[str], names: NameCandidates | None) -> None:
+        super().__init__(builder, titles)
+        self.names = names
+
+    def candidates(self, documents: Sequence[Document]) -> list[list[np.ndarray]]:
+        found = [[self._found(ids) for ids in document.inputs] for document in documents]
+        return found if self.names is None else self.names.added_to(found, documents)
+
+    def _found(self, ids: Sequence[int]) -> np.ndarray:
+        rows = [row for row, title in enumerate(self.titles) if _find(ids, self.ids(title)) is not None]
+        return np.array(rows or [self.titles.index("Paris")], dtype=np.int64)
+
+    def describe(self) -> dict[str, str | int | float]:
+        return {"retrieval": "scripted"}
+
+
+class ScriptedReading(_Titles):
+    """For each candidate, the first occurrence of its whole title marked, else of its title's last word, else
+    [CLS]; all rerank logits equal. Remembers how many candidates each passage of each call had."""
+
+    def __init__(self, builder: InputBuilder, titles: Sequence[str]) -> None:
+        super().__init__(builder, titles)
+        self.reads: list[list[int]] = []
+
+    def scores(self, documents: Sequence[Document],
+               candidates: Sequence[Sequence[np.ndarray]]) -> list[list[PassageScores]]:
+        self.reads.append([len(rows) for document_rows in candidates for rows in document_rows])
+        return [[self._scored(ids, len(passage.ids), rows)
+                 for ids, passage, rows in zip(document.inputs, document.passages, document_rows)]
+                for document, document_rows in zip(documents, candidates)]
+
+    def _scored(self, ids: Sequence[int], n: int, rows: np.ndarray) -> PassageScores:
+        start, end = np.full((len(rows), 1 + n), -20.0), np.full((len(rows), 1 + n), -20.0)
+        for k, row in enumerate(rows):
+            title, last_word = self.ids(self.titles[row]), self.ids(self.titles[row].split()[-1])
+            found = _find(ids[: 1 + n], title), _find(ids[: 1 + n], last_word)
+            first, length = (found[0], len(title)) if found[0] is not None else (found[1], len(last_word))
+            first, last = (0, 0) if first is None else (first, first + length - 1)
+            start[k, first], end[k, last] = 20.0, 20.0
+        return PassageScores(rows, start, end, np.zeros(len(rows)))
+
+    def describe(self) -> dict[str, str | int | float]:
+        return {"device": "scripted"}
+
+
+def scripted_linker(linker: Linker, *, threshold: float, document_candidates: bool = False,
+                    short_names: bool = False, names: NameCandidates | None = None) -> Linker:
+    """`linker` (the tiny one) with scripted retrieval (plus the mention table's `names`, if given) and reading
+    (`.reading.reads`), γ = `threshold` and the post-processors asked for."""
+    titles = linker.index.titles
+    post_processors: list[PostProcessor] = []
+    if document_candidates:
+        post_processors.append(DocumentCandidates(titles))
+    if short_names:
+        post_processors.append(ShortNames(titles))
+    return dataclasses.replace(linker, retrieval=ScriptedRetrieval(linker.builder, titles, names),
+                               reading=ScriptedReading(linker.builder, titles),
+                               decoding=dataclasses.replace(linker.decoding, threshold=threshold),
+                               post_processors=post_processors)
 
 
 def _find(ids: Sequence[int], part: Sequence[int]) -> int | None:
