@@ -55,7 +55,7 @@ unpack() {
         rm "$KIT"/kit.tar.xz.*
     fi
     [ -d "$MODEL" ] || { echo "$MODEL missing: copy every part of pack.sh into $KIT first" >&2; exit 1; }
-    if ! "$PYTHON" -c "import faiss, rdflib, flask, gunicorn, ahocorasick" 2> /dev/null; then
+    if ! "$PYTHON" -c "import faiss, rdflib, flask, gunicorn, ahocorasick, pydantic, spectree, pyoxigraph" 2> /dev/null; then
         "$PYTHON" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
             "$KIT"/wheels/*.whl
     fi
