@@ -48,12 +48,13 @@ def shared_load_linker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cal
     """`cli.load_linker`, loading each model and KB once for the module, with an empty cache of its own (nothing may
     be built)."""
     cache = tmp_path_factory.mktemp("cache")
+    load = cli.load_linker  # before the tests patch it
 
     @functools.cache
     def load_linker(*args: object, **kwargs: object) -> Linker:
         with pytest.MonkeyPatch.context() as patch:  # only while loading: the tiny fixtures set their own cache
             patch.setenv("ENTQA_CACHE", str(cache))
-            return cli.load_linker(*args, **kwargs)
+            return load(*args, **kwargs)
 
     yield load_linker
     assert not any(cache.iterdir())  # the shipped index served the demo KB
