@@ -12,6 +12,8 @@ from nif import parse_document
 from tests.support.gerbil_requests import HEADERS, gerbil_request
 from web import create_app
 
+pytestmark = pytest.mark.slow  # loads the shipped checkpoint (seconds)
+
 DEMO_KB = DEFAULT_MODEL_DIR / "kb" / "entities.jsonl.gz"
 TEXT = "SOCCER - Real Madrid beat Barcelona in the Spanish league, said\u00a0FIFA in Zürich 😀."
 

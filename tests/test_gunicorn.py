@@ -31,6 +31,7 @@ def _post(url: str, body: bytes, headers: dict[str, str]) -> tuple[int, str, byt
         return error.code, error.headers["Content-Type"], error.read()
 
 
+@pytest.mark.slow  # starts gunicorn
 def test_a2kb_through_gunicorn(server: str) -> None:
     status, content_type, body = _post(f"{server}/gerbil", gerbil_request(TRICKY_TEXT), HEADERS)
     assert (status, content_type) == (200, "application/x-turtle; charset=utf-8")
@@ -40,6 +41,7 @@ def test_a2kb_through_gunicorn(server: str) -> None:
                                                                for m in DictionaryLinker().link(TRICKY_TEXT)]
 
 
+@pytest.mark.slow  # starts gunicorn
 def test_d2kb_through_gunicorn(server: str) -> None:
     spans = [span_of(TRICKY_TEXT, "東京"), span_of(TRICKY_TEXT, "Ada Lovelace")]
     status, _, body = _post(server + "/", gerbil_request(TRICKY_TEXT, spans), HEADERS)
@@ -49,6 +51,7 @@ def test_d2kb_through_gunicorn(server: str) -> None:
         (*spans[0], ("http://dbpedia.org/resource/Tokyo",)), (*spans[1], ("http://dbpedia.org/resource/Ada_Lovelace",))]
 
 
+@pytest.mark.slow  # starts gunicorn
 def test_bad_request_and_health_through_gunicorn(server: str) -> None:
     status, content_type, body = _post(server + "/", b"<a> <b> .", HEADERS)
     assert (status, content_type) == (400, "text/plain; charset=utf-8")

@@ -38,7 +38,9 @@ def ours(body: bytes) -> Reading:
     return Reading(doc.text, frozenset((a.start, a.end, a.uris) for a in doc.annotations))
 
 
-@pytest.mark.parametrize("reader", READERS)
+# Jena starts a JVM per case (seconds): slow tier.
+@pytest.mark.parametrize("reader", [pytest.param(name, marks=pytest.mark.slow) if name == "jena" else name
+                                    for name in READERS])
 @pytest.mark.parametrize("case", CASES)
 def test_independent_parsers_find_the_same_annotations(answers: dict[str, bytes], reader: str, case: str) -> None:
     try:

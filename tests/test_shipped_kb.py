@@ -3,9 +3,13 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from annotator import DEFAULT_MODEL_DIR
 from annotator.entity_index import MANIFEST
 from annotator.kb.reading import kb_fingerprint, read_kb
+
+pytestmark = pytest.mark.slow  # reads the shipped 100k-entity KB
 
 KB = DEFAULT_MODEL_DIR / "kb" / "entities.jsonl.gz"
 INDEX = DEFAULT_MODEL_DIR / "index"

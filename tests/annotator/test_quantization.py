@@ -31,6 +31,7 @@ def test_int8_copy_leaves_the_original_in_float() -> None:
     assert all(torch.equal(a, b) for a, b in zip(before, model.parameters()))
 
 
+@pytest.mark.slow  # the shipped weights
 @pytest.mark.parametrize("quantize", [int8_copy, OnnxInt8Reader, "read positions", "bf16"],
                          ids=["torch", "onnxruntime", "onnxruntime, last layer at the read positions", "bf16"])
 def test_a_low_precision_reader_stays_close_to_fp32(quantize) -> None:
@@ -73,6 +74,7 @@ def test_a_low_precision_reader_stays_close_to_fp32(quantize) -> None:
         assert torch.allclose(full.rerank, low.rerank, atol=0.1)
 
 
+@pytest.mark.slow  # the shipped weights
 def test_onnx_int8_entity_vectors_stay_close_to_fp32_whatever_the_padding() -> None:
     config = load_config(DEFAULT_MODEL_DIR)
     builder = InputBuilder(load_checkpoint_tokenizer(DEFAULT_MODEL_DIR), config)

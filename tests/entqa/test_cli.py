@@ -1,5 +1,5 @@
-"""`entqa` in process: `link` with the shipped checkpoint and its demo KB (loaded once for the module), bad input,
-and what `serve` and the delegated subcommands run."""
+"""`entqa` in process: `link` with the tiny fixture linker and (slow tier) the shipped checkpoint with its demo KB,
+bad input, and what `serve` and the delegated subcommands run."""
 from __future__ import annotations
 
 import csv
@@ -9,11 +9,13 @@ import json
 import os
 import sys
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from annotator.errors import ModelLoadError
+from annotator.pipeline.linker import Linker
 from annotator.runtime.settings import RuntimeSettings
 from annotator.settings import LinkerSettings
 from annotator.uris import NIL_NAMESPACE, dbpedia_uri, not_in_wiki_uri
@@ -27,26 +29,64 @@ TEXT = "Bill Clinton met Nelson Mandela in Pretoria. Mandela thanked Clinton for
 # What the demo KB links in TEXT (tests/test_default_model.py checks the same through the service).
 LINKED = [("Bill Clinton", "Bill Clinton"), ("Nelson Mandela", "Nelson Mandela"), ("Pretoria", "Pretoria"),
           ("Mandela", "Nelson Mandela"), ("Clinton", "Bill Clinton")]
+SPANS = [(0, 12), (17, 31), (61, 68), (73, 76)]  # Bill Clinton, Nelson Mandela, Clinton, his
 SERVICE_SETTINGS = (cli.MODEL_DIR_ENV, cli.KB_PATH_ENV, cli.INDEX_DIR_ENV, cli.BIND_ENV, cli.WORKERS_ENV)
 
 Run = Callable[..., tuple[int, str, str]]
 
 
+@dataclass(frozen=True)
+class LinkingModel:
+    """The KB that `entqa link` is given, and the (surface, URI) pairs its linker answers for TEXT: end to end, and
+    at SPANS."""
+
+    kb: Path
+    linked: list[tuple[str, str]]
+    at_spans: list[tuple[str, str]]
+
+
 @pytest.fixture(scope="module")
-def shared_load_linker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[..., object]]:
-    """`cli.load_linker`, loading each model and KB once for the module, with an empty cache (nothing is built)."""
+def shared_load_linker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[..., Linker]]:
+    """`cli.load_linker`, loading each model and KB once for the module, with an empty cache of its own (nothing may
+    be built)."""
     cache = tmp_path_factory.mktemp("cache")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("ENTQA_CACHE", str(cache))
-        yield functools.cache(cli.load_linker)
+    load = cli.load_linker  # before the tests patch it
+
+    @functools.cache
+    def load_linker(*args: object, **kwargs: object) -> Linker:
+        with pytest.MonkeyPatch.context() as patch:  # only while loading: the tiny fixtures set their own cache
+            patch.setenv("ENTQA_CACHE", str(cache))
+            return load(*args, **kwargs)
+
+    yield load_linker
     assert not any(cache.iterdir())  # the shipped index served the demo KB
 
 
+@pytest.fixture(params=["tiny", pytest.param("shipped", marks=pytest.mark.slow)])
+def model(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> LinkingModel:
+    """What `entqa link` loads: the tiny fixture linker (its answers taken from it), or the shipped checkpoint with
+    its demo KB (its answers pinned)."""
+    if request.param == "shipped":
+        monkeypatch.setattr(cli, "load_linker", request.getfixturevalue("shared_load_linker"))
+        linked = [(surface, dbpedia_uri(title)) for surface, title in LINKED]
+        at_spans = [("Bill Clinton", dbpedia_uri("Bill Clinton")), ("Nelson Mandela", dbpedia_uri("Nelson Mandela")),
+                    ("Clinton", dbpedia_uri("Bill Clinton")), ("his", not_in_wiki_uri(NIL_NAMESPACE, "his"))]
+        return LinkingModel(DEMO_KB, linked, at_spans)
+    tiny_linker, tiny_kb = request.getfixturevalue("tiny_linker"), request.getfixturevalue("tiny_kb")
+
+    def load_linker(model_dir: Path, *, kb_path: Path | None, index_dir: Path | None, device: str | None,
+                    settings: LinkerSettings) -> Linker:
+        assert kb_path == tiny_kb
+        return tiny_linker
+
+    monkeypatch.setattr(cli, "load_linker", load_linker)
+    return LinkingModel(tiny_kb, [(m.surface, m.uri) for m in tiny_linker.link(TEXT)],
+                        [(m.surface, m.uri) for m in tiny_linker.link(TEXT, SPANS)])
+
+
 @pytest.fixture
-def entqa(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
-          shared_load_linker: Callable[..., object]) -> Run:
+def entqa(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Run:
     """Runs `entqa ARGS...` (standard input: `stdin`); returns the exit status, standard output and error."""
-    monkeypatch.setattr(cli, "load_linker", shared_load_linker)
 
     def run(*args: str | Path, stdin: str = "") -> tuple[int, str, str]:
         monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin.encode("utf-8")), encoding="utf-8"))
@@ -91,41 +131,39 @@ def _surfaces_and_uris_from_nif(out: str) -> list[tuple[str, str]]:
 @pytest.mark.parametrize("output_format, read", [
     ("tsv", _surfaces_and_uris_from_tsv), ("json", _surfaces_and_uris_from_json),
     ("jsonl", _surfaces_and_uris_from_jsonl), ("nif", _surfaces_and_uris_from_nif)])
-def test_link_prints_the_mentions_of_a_text_file(entqa: Run, text_file: Path, output_format: str,
+def test_link_prints_the_mentions_of_a_text_file(entqa: Run, model: LinkingModel, text_file: Path, output_format: str,
                                                  read: Callable[[str], list[tuple[str, str]]]) -> None:
-    status, out, err = entqa("link", text_file, "--kb", DEMO_KB, "--format", output_format)
+    status, out, err = entqa("link", text_file, "--kb", model.kb, "--format", output_format)
     assert status == 0, err
-    assert read(out) == [(surface, dbpedia_uri(title)) for surface, title in LINKED]
+    assert read(out) == model.linked
 
 
-def test_link_reads_standard_input_and_names_the_document_by_its_path(entqa: Run) -> None:
-    status, out, _ = entqa("link", "-", "--kb", DEMO_KB, "--format", "jsonl", stdin=TEXT)
+def test_link_reads_standard_input_and_names_the_document_by_its_path(entqa: Run, model: LinkingModel) -> None:
+    status, out, _ = entqa("link", "-", "--kb", model.kb, "--format", "jsonl", stdin=TEXT)
     assert status == 0
     document = json.loads(out)
     assert document["id"] == "-"
-    assert [m["title"] for m in document["mentions"]] == [title for _, title in LINKED]
+    assert [(m["surface"], m["uri"]) for m in document["mentions"]] == model.linked
 
 
-def test_link_json_lines_in_batches_and_at_given_spans(entqa: Run, tmp_path: Path) -> None:
+def test_link_json_lines_in_batches_and_at_given_spans(entqa: Run, model: LinkingModel, tmp_path: Path) -> None:
     # Three end-to-end documents over two batches, and one document with spans (D2KB) between them.
-    spans = [[0, 12], [17, 31], [61, 68], [73, 76]]  # Bill Clinton, Nelson Mandela, Clinton, his
-    lines = [{"id": 1, "text": TEXT}, {"id": "spans", "text": TEXT, "spans": spans},
-             {"id": "empty", "text": ""}, {"id": "pretoria", "text": "Mandela was born far from Pretoria."}]
+    lines = [{"id": 1, "text": TEXT}, {"id": "spans", "text": TEXT, "spans": SPANS},
+             {"id": "empty", "text": ""}, {"id": "again", "text": TEXT}]
     path = tmp_path / "documents.jsonl"
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
-    status, out, err = entqa("link", path, "--kb", DEMO_KB, "--format", "jsonl", "--batch-size", "2")
+    status, out, err = entqa("link", path, "--kb", model.kb, "--format", "jsonl", "--batch-size", "2")
     assert status == 0, err
     documents = [json.loads(line) for line in out.splitlines()]
-    assert [d["id"] for d in documents] == [1, "spans", "empty", "pretoria"]
-    assert [m["surface"] for m in documents[0]["mentions"]] == [surface for surface, _ in LINKED]
-    # every given span is answered, and nothing else: an entity, or NIL for "his"
+    assert [d["id"] for d in documents] == [1, "spans", "empty", "again"]
+    assert [(m["surface"], m["uri"]) for m in documents[0]["mentions"]] == model.linked
+    # every given span is answered, and nothing else: an entity, or NIL
     given = documents[1]["mentions"]
-    assert [[m["start"], m["end"]] for m in given] == spans
-    assert [m["uri"] for m in given[:3]] == [dbpedia_uri("Bill Clinton"), dbpedia_uri("Nelson Mandela"),
-                                             dbpedia_uri("Bill Clinton")]
-    assert given[3]["title"] is None and given[3]["uri"] == not_in_wiki_uri(NIL_NAMESPACE, "his")
+    assert [(m["start"], m["end"]) for m in given] == SPANS
+    assert [(m["surface"], m["uri"]) for m in given] == model.at_spans
+    assert all(m["title"] is None for m in given if m["uri"].startswith(NIL_NAMESPACE))
     assert documents[2]["mentions"] == []
-    assert "Pretoria" in [m["title"] for m in documents[3]["mentions"]]
+    assert documents[3]["mentions"] == documents[0]["mentions"]  # the second batch links as the first
 
 
 @pytest.mark.parametrize("content, message", [

@@ -241,6 +241,7 @@ def test_retriever_columns_show_the_subject_title_only_and_exclude_unlabelled_na
     assert all(not set(hard) & p.not_negative_rows for hard, p in zip(trainer.hard, trainer.passages))
 
 
+@pytest.mark.slow  # the training command line
 def test_command_line_mixes_description_passages_into_retriever_and_reader_runs(corpus_path, encoder_dir, tmp_path,
                                                                                  monkeypatch):
     monkeypatch.setenv("ENTQA_CACHE", str(tmp_path / "cache"))

@@ -231,6 +231,7 @@ def test_save_then_load_gives_identical_outputs(retriever, reader, builder, link
         assert torch.equal(getattr(expected, name), getattr(got, name))
 
 
+@pytest.mark.slow  # the training command line
 def test_command_line_trains_both_modules_and_resumes(corpus_path, kb_path, encoder_dir, tmp_path, monkeypatch):
     monkeypatch.setenv("ENTQA_CACHE", str(tmp_path / "cache"))
     common = ["--train", str(corpus_path), "--dev", str(corpus_path), "--kb", str(kb_path), "--batch-size", "2",
