@@ -16,7 +16,7 @@ extrapolated from them; then each figure's ratio to the first encoder's, and wha
 pipeline's ms/doc given the shares of it in the reader's passes and in the passage tower (`--reader-share`,
 `--passage-share`: from `bench.profile_linker`'s stage table), the rest unchanged. Figures are printed, never asserted.
 
-    python -m bench.encoder_cost --dataset ../shared/data/aida/dev.ttl
+    python -m bench.encoder_cost --dataset ../shared/data/aida/dev.ttl --reader-share 0.67 --passage-share 0.27
 """
 from __future__ import annotations
 
