@@ -36,7 +36,7 @@ from annotator.model.checkpoint import load_config, load_retriever
 from annotator.entity_index import cached_index_dir, entity_tower_id
 config = load_config(sys.argv[1])
 print(cached_index_dir(kb_path=sys.argv[2], entity_tower_id=entity_tower_id(load_retriever(sys.argv[1], config)),
-                       config=config.to_dict()))
+                       config=config))
 PY
 }
 
