@@ -21,12 +21,13 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from annotator.model.tokenization import per_document
 from annotator.pipeline.linker import Linker
 from annotator.runtime.precision import cpu_reader, kb_encoder
 from annotator.runtime.quantization import int8_copy
 from annotator.runtime.settings import RuntimeSettings
 from annotator.training.data import TitleLookup, build_documents, load_kb
-from annotator.training.evaluation import RECALL_AT, per_document, retrieval_recall
+from annotator.training.evaluation import RECALL_AT, retrieval_recall
 from annotator.training.loop import encode, top_k
 from entqa.corpora import corpus_documents, read_dataset
 from gerbil.experiment import linker_scores
@@ -82,7 +83,7 @@ def main() -> None:
             entities[name] = encode(encoders[name].embed_entities, linker.builder, entity_ids, batch_size=batch_size,
                                     device=encoders[name].device, desc=f"encode KB {name}")
     for name, vectors in entities.items():
-        ranked = per_document(documents, top_k(passages, vectors, max(RECALL_AT)).tolist())
+        ranked = per_document(top_k(passages, vectors, max(RECALL_AT)).tolist(), documents)
         metrics = retrieval_recall(documents, ranked, kb)
         print(f"recall, {name} entity vectors, {len(documents)} docs: "
               + ", ".join(f"{key} {value:.2f}" for key, value in metrics.items()))

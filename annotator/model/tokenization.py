@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Protocol, TypeVar
 
 import numpy as np
 import torch
@@ -206,3 +207,19 @@ def right_padded(sequences: Sequence[Sequence[int]], fill: int) -> tuple[np.ndar
     array = np.full(mask.shape, fill, dtype=np.int64)
     array[mask] = np.fromiter(itertools.chain.from_iterable(sequences), dtype=np.int64, count=lengths.sum())
     return array, lengths
+
+
+T = TypeVar("T")
+
+
+class HasPassages(Protocol):
+    """A document cut into passages (the linker's `Document`, training's `TrainingDocument`)."""
+
+    @property
+    def passages(self) -> Sequence[object]: ...
+
+
+def per_document(values: Iterable[T], documents: Sequence[HasPassages]) -> list[list[T]]:
+    """Values given for all documents' passages in turn, as one list per document."""
+    remaining: Iterator[T] = iter(values)
+    return [[next(remaining) for _ in document.passages] for document in documents]

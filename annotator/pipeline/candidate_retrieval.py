@@ -10,8 +10,8 @@ import torch
 
 from annotator.entity_index import EntityIndex
 from annotator.model.retriever import DualEncoder
-from annotator.model.tokenization import InputBuilder
-from annotator.pipeline.document import Document, per_document
+from annotator.model.tokenization import InputBuilder, per_document
+from annotator.pipeline.document import Document
 from annotator.pipeline.mention_table import NameCandidates
 from annotator.runtime.cancellation import check_cancelled
 

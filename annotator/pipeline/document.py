@@ -2,18 +2,14 @@
 scores, the links), in one object."""
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar
 
 import numpy as np
 
 from annotator.linking import Span
 from annotator.model.tokenization import DocumentTokens, InputBuilder, Passage
 from annotator.pipeline.merging import LinkedSpan, outside
-
-T = TypeVar("T")
-
 
 @dataclass(frozen=True)
 class PassageScores:
@@ -59,9 +55,3 @@ class Document:
             return
         by_span = {(span.start, span.end): span for span in found}
         self.links = [by_span.get((span.start, span.end), span) for span in self.links]
-
-
-def per_document(values: Iterable[T], documents: Sequence[Document]) -> list[list[T]]:
-    """Values given for all documents' passages in turn, as one list per document."""
-    remaining: Iterator[T] = iter(values)
-    return [[next(remaining) for _ in document.passages] for document in documents]

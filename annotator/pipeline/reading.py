@@ -9,8 +9,8 @@ import torch
 
 from annotator.entity_index import EntityIndex
 from annotator.model.reader import Reader
-from annotator.model.tokenization import Batch, InputBuilder
-from annotator.pipeline.document import Document, PassageScores, per_document
+from annotator.model.tokenization import Batch, InputBuilder, per_document
+from annotator.pipeline.document import Document, PassageScores
 from annotator.runtime.cancellation import check_cancelled
 from annotator.runtime.onnx_int8 import OnnxInt8Reader
 

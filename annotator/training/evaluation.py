@@ -12,7 +12,7 @@ import torch
 
 from annotator.linking import EntityLinker
 from annotator.model.retriever import DualEncoder
-from annotator.model.tokenization import InputBuilder
+from annotator.model.tokenization import InputBuilder, per_document
 from annotator.training.data import KnowledgeBase, TrainingDocument
 from annotator.training.loop import encode, top_k
 
@@ -81,16 +81,7 @@ def rank_passages(retriever: DualEncoder, builder: InputBuilder, documents: Sequ
     passage_vectors = encode(retriever.embed_passages, builder, [p.input_ids for p in passages],
                              batch_size=batch_size, device=device, desc="encode passages")
     row_of = torch.as_tensor(rows)
-    return per_document(documents, row_of[top_k(passage_vectors, entity_vectors, k)].tolist())
-
-
-def per_document(documents: Sequence[TrainingDocument], found: Sequence[list[int]]) -> list[list[list[int]]]:
-    """Split ranked rows of all passages (in document order) into one list per document."""
-    ranked, begin = [], 0
-    for document in documents:
-        ranked.append(list(found[begin:begin + len(document.passages)]))
-        begin += len(document.passages)
-    return ranked
+    return per_document(row_of[top_k(passage_vectors, entity_vectors, k)].tolist(), documents)
 
 
 def evaluate_retriever(retriever: DualEncoder, builder: InputBuilder, documents: Sequence[TrainingDocument],
