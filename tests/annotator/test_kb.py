@@ -10,7 +10,7 @@ from annotator.data_types import Entity
 from annotator.errors import KBFormatError
 from annotator.kb.reading import kb_fingerprint, read_kb
 
-from tests.annotator.conftest import RESOURCES
+from tests.conftest import RESOURCES
 
 
 def test_shared_format_keeps_title_only_entries(tiny_kb: Path) -> None:

@@ -13,7 +13,7 @@ from annotator.pipeline.mention_table import MentionTable, with_name_candidates
 from annotator.model.checkpoint import MENTION_TABLE
 from annotator.pipeline.linker import Linker
 from annotator.settings import settings_from_variables
-from tests.annotator.conftest import TINY_RUNTIME
+from tests.conftest import TINY_RUNTIME
 from tests.support.scripted_linker import scripted_linker
 
 TITLES = ["England", "England national football team", "England cricket team", "Bank of England", "Ada Lovelace"]

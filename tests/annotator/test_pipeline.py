@@ -16,7 +16,7 @@ from annotator.errors import ModelLoadError
 from annotator.pipeline.linker import Linker
 from annotator.uris import NIL_NAMESPACE, dbpedia_uri, not_in_wiki_uri
 
-from tests.annotator.conftest import TINY_CONFIG, TINY_RUNTIME
+from tests.conftest import TINY_CONFIG, TINY_RUNTIME
 from tests.annotator.test_tokenization import TRICKY, TRICKY_WORDS
 from tests.support.scripted_linker import scripted_linker
 

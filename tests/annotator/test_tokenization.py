@@ -8,7 +8,7 @@ from transformers import PreTrainedTokenizerBase
 
 from annotator.model.tokenization import InputBuilder, right_padded
 
-from tests.annotator.conftest import TINY_CONFIG
+from tests.conftest import TINY_CONFIG
 
 # Accents, a tab, an emoji ([UNK]), NBSP, a zero-width space and a combining accent (both dropped by the
 # tokenizer), CRLF and full-width letters ([UNK]).

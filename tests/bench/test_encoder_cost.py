@@ -12,7 +12,7 @@ from annotator.model.config import LinkerConfig
 from annotator.runtime.settings import RuntimeSettings
 from annotator.training.data import load_kb
 from bench import encoder_cost
-from tests.annotator.conftest import RESOURCES
+from tests.conftest import RESOURCES
 
 DATASET = Path(__file__).resolve().parents[1] / "resources" / "gerbil" / "gerbil_shape.ttl"
 KB = RESOURCES / "kb_shared.jsonl"

@@ -11,7 +11,7 @@ from annotator.training.data import CorpusDocument, GoldLink, TitleLookup, build
 from annotator.uris import dbpedia_uri
 from bench.error_breakdown import CandidateRecording, classify_document, reachability
 from gerbil.matching import Marking
-from tests.annotator.conftest import TINY_RUNTIME
+from tests.conftest import TINY_RUNTIME
 
 TEXT = "Lyon beat Paris Saint-Germain in France while Paris Hilton watched from Berlin ."
 

@@ -16,7 +16,7 @@ from annotator.model.reader import Reader
 from annotator.model.retriever import DualEncoder
 from annotator.runtime.settings import RuntimeSettings
 
-RESOURCES = Path(__file__).resolve().parents[1] / "resources" / "annotator"
+RESOURCES = Path(__file__).resolve().parent / "resources" / "annotator"
 
 # Small windows so that a sentence already spans several overlapping passages; the paper's pipeline (no mention
 # table, no second stage), which the tests of those steps switch on.
