@@ -1,5 +1,5 @@
-"""The EntQA linker: an orchestrator over the stages it is given (retrieval, one reading of every (passage,
-candidate) pair, decoding, the post-processors), run over one `Document` per text."""
+"""The EntQA linker: an orchestrator over the stages it is given (the text's view, retrieval, one reading of every
+(passage, candidate) pair, decoding, the post-processors), run over one `Document` per text."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
@@ -18,7 +18,8 @@ from annotator.model.tokenization import InputBuilder
 from annotator.pipeline.document import Document
 from annotator.pipeline.document_decoding import DocumentDecoding
 from annotator.pipeline.merging import LinkedSpan
-from annotator.pipeline.stages import PostProcessor, Reading, Retrieval
+from annotator.pipeline.stages import PostProcessor, Reading, Retrieval, TextViewer
+from annotator.pipeline.text_view import TextView
 from annotator.runtime.settings import RuntimeSettings
 from annotator.uris import NIL_NAMESPACE, dbpedia_uri, not_in_wiki_uri
 
@@ -31,7 +32,8 @@ class Linker:
     one).
     """
 
-    builder: InputBuilder  # text → wordpieces, passages and model inputs
+    text_view: TextViewer  # text → the view the models read (#hashtags and @handles as words)
+    builder: InputBuilder  # the view → wordpieces, passages and model inputs
     retrieval: Retrieval
     reading: Reading
     decoding: DocumentDecoding
@@ -95,11 +97,13 @@ class Linker:
             raise ValueError(f"spans has {len(spans)} entries for {len(texts)} texts: give one per text, or None")
         for text, given in zip(texts, spans):
             check_spans(text, given)
-        documents = [Document.tokenized(text, given, self.builder) for text, given in zip(texts, spans)]
+        views = [self.text_view.view(text) for text in texts]
+        documents = [Document.tokenized(view.text, view.to_view(given), self.builder)
+                     for view, given in zip(views, spans)]
         if any(document.passages for document in documents):
             self._run_stages(documents)
-        return [[self._mention(document.text, span)
-                 for span in sorted(document.links, key=lambda s: (s.start, s.end))] for document in documents]
+        return [sorted((self._mention(text, view, span) for span in document.links), key=lambda m: (m.start, m.end))
+                for text, view, document in zip(texts, views, documents)]
 
     def _run_stages(self, documents: Sequence[Document]) -> None:
         candidates = self.retrieval.candidates(documents)
@@ -109,10 +113,10 @@ class Linker:
         for stage in self.post_processors:
             stage.revise(documents, reading=self.reading, decoding=self.decoding)
 
-    def _mention(self, text: str, span: LinkedSpan) -> Mention:
-        surface = text[span.start:span.end]
+    def _mention(self, text: str, view: TextView, span: LinkedSpan) -> Mention:
+        start, end = view.to_original(span.start, span.end)
+        surface = text[start:end]
         if not span.is_linked(self.decoding.threshold):
-            return Mention(span.start, span.end, surface, None, not_in_wiki_uri(NIL_NAMESPACE, surface), span.score)
+            return Mention(start, end, surface, None, not_in_wiki_uri(NIL_NAMESPACE, surface), span.score)
         title = self.index.titles[span.entity]
-        return Mention(span.start, span.end, surface, title, dbpedia_uri(title), span.score,
-                       self.descriptions[span.entity])
+        return Mention(start, end, surface, title, dbpedia_uri(title), span.score, self.descriptions[span.entity])

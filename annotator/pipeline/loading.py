@@ -24,6 +24,7 @@ from annotator.pipeline.mention_table import MentionTable, NameCandidates
 from annotator.pipeline.reading import BatchedReading
 from annotator.pipeline.short_names import ShortNames
 from annotator.pipeline.stages import PostProcessor
+from annotator.pipeline.text_view import TagReader
 from annotator.runtime.precision import cpu_reader, inference_device, kb_encoder
 from annotator.runtime.settings import RuntimeSettings
 
@@ -65,7 +66,7 @@ def load_linker(model_dir: str | Path, *, kb_path: str | Path | None = None, ind
         post_processors.append(DocumentCandidates(index.titles))
     if config.short_names:
         post_processors.append(ShortNames(index.titles))
-    return Linker(builder=builder,
+    return Linker(text_view=TagReader(index.titles, builder.tokenizer.get_vocab()), builder=builder,
                   retrieval=CandidateRetrieval(builder=builder, retriever=retriever, index=index, device=device,
                                                top_k=config.top_k, batch_size=retriever_batch_size,
                                                names=_name_candidates(model_dir, config, index)),

@@ -9,6 +9,15 @@ import numpy as np
 
 from annotator.pipeline.document import Document, PassageScores
 from annotator.pipeline.document_decoding import DocumentDecoding
+from annotator.pipeline.text_view import TextView
+
+
+class TextViewer(Protocol):
+    """The text the models read for each original (`annotator.pipeline.text_view.TagReader` is the shipped one)."""
+
+    def view(self, text: str) -> TextView:
+        """`text` as the models read it, with the map back to its offsets."""
+        ...
 
 
 class Retrieval(Protocol):
