@@ -79,3 +79,13 @@ def test_a2kb_links_the_readme_example(client: FlaskClient) -> None:
         (surface, (dbpedia_uri(title),)) for surface, title in
         [("Bill Clinton", "Bill Clinton"), ("Nelson Mandela", "Nelson Mandela"), ("Pretoria", "Pretoria"),
          ("Mandela", "Nelson Mandela"), ("Clinton", "Bill Clinton")]]
+
+
+def test_a2kb_reads_handles_as_names_and_answers_with_the_tweets_offsets(client: FlaskClient) -> None:
+    # As written the tokenizer reads "@ladygaga" as "@ lady ##ga ##ga" and nothing is linked; read as "lady gaga"
+    # (a lower-case run spelling a KB title), both are (docs/decisions.md#tag-view).
+    text = "@ladygaga and @justinbieber at the awards tonight"
+    response = client.post("/gerbil", data=gerbil_request(text), headers=HEADERS)
+    assert response.status_code == 200
+    linked = sorted((a.start, a.end, a.uris) for a in parse_document(response.data).annotations)
+    assert linked == [(1, 9, (dbpedia_uri("Lady Gaga"),)), (15, 27, (dbpedia_uri("Justin Bieber"),))]

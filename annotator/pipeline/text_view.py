@@ -4,7 +4,7 @@ The models were trained on news, where "Paris Hilton" is two words and no name c
 "@ParisHilton", "#WorldCup" or "@ladygaga". So the linker reads a view of each text in which a tag's sign is a space
 and its name is cut into words (at underscores, case changes, between letters and digits, and where a lower-case
 run spells a multi-word KB title), and answers with the original's offsets. The view only replaces characters and
-inserts spaces, so each original character has one place in it.
+inserts spaces, so each original character has one place in it. Why and what it gains: docs/decisions.md#tag-view.
 """
 from __future__ import annotations
 
