@@ -24,7 +24,7 @@ _TAG = re.compile(r"(?<![\w/&])[#@](\w+)")
 _CASE_OR_DIGIT = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])|(?<=[A-Za-z])(?=\d)|(?<=\d)(?=[A-Za-z])")
 _PIECE = re.compile(r"[^\W_]+")  # a name's parts between underscores
 _QUALIFIER = re.compile(r" \([^)]*\)$")  # "Chris Brown (American entertainer)" -> "Chris Brown"
-_SHORTEST_RUN = 5  # shorter lower-case runs are left whole: too many short titles spell common words
+_SHORTEST_RUN = 5  # shorter runs of letters are left whole: too many short titles spell common words
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,7 @@ class TagReader:
     the KB row whose title gives the cut.
     """
 
-    def __init__(self, titles: Sequence[str], vocabulary: Collection[str]):
+    def __init__(self, titles: Sequence[str], vocabulary: Collection[str]) -> None:
         """`titles`: the KB's, by row; `vocabulary`: the tokenizer's words, which are never cut ("therapist" is
         not "The Rapist")."""
         self._titles = titles
