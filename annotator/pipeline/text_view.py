@@ -9,8 +9,8 @@ inserts spaces, so each original character has one place in it. Why and what it 
 from __future__ import annotations
 
 import re
-from itertools import accumulate
 from collections.abc import Collection, Sequence
+from itertools import accumulate
 from dataclasses import dataclass
 
 import numpy as np
@@ -64,7 +64,7 @@ class TagReader:
         self._vocabulary = vocabulary
         hashes, rows = [], []
         for row, title in enumerate(titles):
-            words = _QUALIFIER.sub("", title).split()
+            words = _title_words(title)
             if len(words) >= 2 and all(word.isalpha() for word in words):
                 hashes.append(hash("".join(words).lower()))
                 rows.append(row)
@@ -75,8 +75,6 @@ class TagReader:
 
     def view(self, text: str) -> TextView:
         """`text` with every tag's sign a space and its name cut into words."""
-        if "#" not in text and "@" not in text:
-            return TextView(text)
         characters: list[str] = []
         origin: list[int] = []
         done = 0
@@ -119,7 +117,12 @@ class TagReader:
         at = int(np.searchsorted(self._keys, key))
         if at == len(self._keys) or self._keys[at] != key:
             return []
-        words = _QUALIFIER.sub("", self._titles[int(self._rows[at])]).split()
+        words = _title_words(self._titles[int(self._rows[at])])
         if "".join(words).lower() != letters:  # a hash collision
             return []
         return list(accumulate(len(word) for word in words[:-1]))
+
+
+def _title_words(title: str) -> list[str]:
+    """A title's words without its trailing qualifier."""
+    return _QUALIFIER.sub("", title).split()
