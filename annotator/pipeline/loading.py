@@ -2,6 +2,7 @@
 once into the cache), each resolved here so that linking itself takes only objects."""
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Mapping
 from pathlib import Path
@@ -25,6 +26,7 @@ from annotator.pipeline.reading import BatchedReading
 from annotator.pipeline.short_names import ShortNames
 from annotator.pipeline.stages import PostProcessor
 from annotator.pipeline.text_view import TagReader
+from annotator.pipeline.title_only_look import TitleOnlyEntities, TitleOnlyLook
 from annotator.runtime.precision import cpu_reader, inference_device, kb_encoder
 from annotator.runtime.settings import RuntimeSettings
 
@@ -61,17 +63,20 @@ def load_linker(model_dir: str | Path, *, kb_path: str | Path | None = None, ind
                                   builder=builder, checkpoint_id=checkpoint_id, index_type=runtime.index_type,
                                   batch_size=runtime.batch_sizes(device.type)[1])
     reader_batch_size, retriever_batch_size = runtime.batch_sizes(device.type)
+    reading = BatchedReading(builder=builder, reader=reader, index=index, device=device, batch_size=reader_batch_size)
     post_processors: list[PostProcessor] = []
     if config.document_candidates:
         post_processors.append(DocumentCandidates(index.titles))
     if config.short_names:
         post_processors.append(ShortNames(index.titles))
+    if config.title_only_look:
+        title_only = TitleOnlyEntities(index, builder.title_marker_id, builder.sep_id)
+        post_processors.append(TitleOnlyLook(dataclasses.replace(reading, index=title_only)))
     return Linker(text_view=TagReader(index.titles, builder.tokenizer.get_vocab()), builder=builder,
                   retrieval=CandidateRetrieval(builder=builder, retriever=retriever, index=index, device=device,
                                                top_k=config.top_k, batch_size=retriever_batch_size,
                                                names=_name_candidates(model_dir, config, index)),
-                  reading=BatchedReading(builder=builder, reader=reader, index=index, device=device,
-                                         batch_size=reader_batch_size),
+                  reading=reading,
                   decoding=DocumentDecoding(top_spans=config.top_spans, max_span_len=config.max_span_len,
                                             threshold=config.threshold),
                   post_processors=post_processors, index=index,

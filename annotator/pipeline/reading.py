@@ -3,16 +3,24 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 import torch
 
-from annotator.entity_index import EntityIndex
 from annotator.model.reader import Reader
 from annotator.model.tokenization import Batch, InputBuilder, per_document
 from annotator.pipeline.document import Document, PassageScores
 from annotator.runtime.cancellation import check_cancelled
 from annotator.runtime.onnx_int8 import OnnxInt8Reader
+
+
+class EntityInputs(Protocol):
+    """The reader's inputs of KB rows (`EntityIndex`; `TitleOnlyEntities` cuts off the descriptions)."""
+
+    def entity_rows(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(rows, longest) right-padded ids and their lengths."""
+        ...
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
@@ -22,7 +30,7 @@ class BatchedReading:
 
     builder: InputBuilder
     reader: Reader | OnnxInt8Reader
-    index: EntityIndex  # the candidates' stored entity inputs
+    index: EntityInputs  # the candidates' entity inputs: the index's stored ones, or a view of them
     device: torch.device
     batch_size: int
 
