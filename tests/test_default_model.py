@@ -7,7 +7,6 @@ import pytest
 from flask.testing import FlaskClient
 
 from annotator import DEFAULT_MODEL_DIR
-from annotator.pipeline.linker import Linker
 from annotator.uris import DBPEDIA_RESOURCE, NIL_NAMESPACE, dbpedia_uri, not_in_wiki_uri
 from nif import parse_document
 from tests.support.gerbil_requests import HEADERS, gerbil_request
@@ -91,15 +90,3 @@ def test_a2kb_reads_handles_as_names_and_answers_with_the_tweets_offsets(client:
     linked = sorted((a.start, a.end, a.uris) for a in parse_document(response.data).annotations)
     assert linked == [(1, 9, (dbpedia_uri("Lady Gaga"),)), (15, 27, (dbpedia_uri("Justin Bieber"),))]
 
-
-@pytest.mark.parametrize(("text", "found"), [("Elon Musk bought Twitter for 44 billion dollars.", "Twitter"),
-                                             ("Obama visited Kenya in 2015.", "Barack Obama")])
-def test_entities_whose_description_is_of_a_later_time_are_linked_title_only(text: str, found: str) -> None:
-    # The reader ranks the entity up but rejects its span when reading its description, and finds it reading the
-    # title alone (docs/decisions.md#title-only-look).
-    titles = {}
-    for look in (False, True):
-        linker = Linker.from_pretrained(DEFAULT_MODEL_DIR, config_overrides={"title_only_look": look})
-        titles[look] = {m.title for m in linker.link(text)}
-    assert found not in titles[False]
-    assert found in titles[True] and titles[False] <= titles[True]
