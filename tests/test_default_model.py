@@ -89,4 +89,3 @@ def test_a2kb_reads_handles_as_names_and_answers_with_the_tweets_offsets(client:
     assert response.status_code == 200
     linked = sorted((a.start, a.end, a.uris) for a in parse_document(response.data).annotations)
     assert linked == [(1, 9, (dbpedia_uri("Lady Gaga"),)), (15, 27, (dbpedia_uri("Justin Bieber"),))]
-

@@ -46,7 +46,7 @@ class LinkerConfig:
             many entities the training links gave that name most often (`annotator.pipeline.mention_table`, the
             checkpoint's `mentions.tsv`); the reader decides as for the others. 0 = off (the paper retrieves only);
             +0.4 A2KB and +0.6 D2KB dev F1 for the shipped checkpoint at 3 (docs/decisions.md#mention-table).
-        title_only_look: last, read again with the title alone each candidate whose rerank logit is positive but
+        title_only_look: last, read again with a blank description each candidate whose rerank logit is positive but
             that no link names (its description can contradict older text: *Lionel Messi* "plays for Inter
             Miami"), and add the mentions found outside the links so far; a given span answered NIL (D2KB)
             takes its answer from that reading too (`annotator.pipeline.title_only_look`). Not in the paper

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Sequence
-from itertools import accumulate
 from dataclasses import dataclass
+from itertools import accumulate
 
 import numpy as np
 

@@ -36,15 +36,12 @@ class TitleOnlyEntities:
         """The rows' inputs cut after the title's marker, (rows, longest) 0-padded, and their lengths; a title-only
         entry is kept as it is."""
         ids, lengths = self.index.entity_rows(rows)
-        out = np.zeros_like(ids)
-        cut_lengths = np.empty_like(lengths)
-        for i, n in enumerate(lengths):
-            markers = np.flatnonzero(ids[i, :n] == self.title_marker_id)
-            kept = markers[0] + 1 if len(markers) else n - 1
-            out[i, :kept] = ids[i, :kept]
-            out[i, kept] = self.sep_id
-            cut_lengths[i] = kept + 1
-        return out[:, : cut_lengths.max(initial=0)], cut_lengths
+        is_marker = ids == self.title_marker_id
+        # ids kept before the new [SEP]: through the marker, or all but a title-only entry's own [SEP]
+        kept = np.where(is_marker.any(axis=1), is_marker.argmax(axis=1) + 1, lengths - 1)
+        out = np.where(np.arange(ids.shape[1]) < kept[:, None], ids, 0)
+        out[np.arange(len(kept)), kept] = self.sep_id
+        return out[:, : kept.max(initial=-1) + 1], kept + 1
 
 
 @dataclass(frozen=True, eq=False)
