@@ -56,7 +56,7 @@ class MentionTable:
     def load(cls, path: str | Path) -> MentionTable:
         """Reads a table written by `save` (TSV with a header)."""
         with open(path, encoding="utf-8", newline="") as f:
-            rows = csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
+            rows = csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE, quotechar=None)
             header = tuple(next(rows, ()))
             if header != HEADER:
                 raise ValueError(f"{path}: expected the header {HEADER}, got {header}")
@@ -69,7 +69,8 @@ class MentionTable:
 
     def save(self, path: str | Path) -> None:
         with open(path, "w", encoding="utf-8", newline="") as f:
-            writer = csv.writer(f, delimiter="\t", quoting=csv.QUOTE_NONE, lineterminator="\n")
+            # quotechar None: a name or title with a '"' ("Weird Al" Yankovic) is written as it is
+            writer = csv.writer(f, delimiter="\t", quoting=csv.QUOTE_NONE, quotechar=None, lineterminator="\n")
             writer.writerow(HEADER)
             writer.writerows((name, title, count) for name, titles in self.entities.items() for title, count in titles)
 

@@ -42,6 +42,12 @@ def test_entities_are_kept_most_frequent_first_and_lower_case_names_left_out(tmp
     assert MentionTable.load(tmp_path / "mentions.tsv") == table
 
 
+def test_names_and_titles_with_quotes_are_saved_as_they_are(tmp_path: Path) -> None:
+    table = MentionTable.from_links([('"Weird Al" Yankovic', '"Weird Al" Yankovic'), ('Al "Bubba" Jones', '"Awesome"')])
+    table.save(tmp_path / "mentions.tsv")
+    assert MentionTable.load(tmp_path / "mentions.tsv") == table
+
+
 @pytest.mark.parametrize("content, problem", [("surface\ttitle\tcount\n", "header"),
                                               ("name\ttitle\tcount\nEngland\tEngland\n", "line 2"),
                                               ("name\ttitle\tcount\nEngland\tEngland\tmany\n", "line 2")])
