@@ -10,6 +10,11 @@ mentions can be found without labels:
   for *Lovelace (film)*); the part before the title's one comma (*Tampico* for *Tampico, Illinois*); and, for
   a name of two words or more, the same with one or two capitalised middle names after its first word (*Penn
   Dayton Badgley* for *Penn Badgley*). "The" stays outside the mention, as in AIDA (*the Cincinnati Bengals*).
+  Its short forms are labelled too wherever they recur, as AIDA labels "Messi" after "Lionel Messi" (unlabelled,
+  a passage that names its subject only so would teach the reader that the name means nothing): a person's
+  surname, the last word of a name of two words or more in a description with a personal pronoun
+  (*Badgley* for *Penn Badgley*); and an acronym in brackets right after the name (*NFL* in "The National
+  Football League (NFL) is ...").
   Its own description is the passage, so the subject is shown title-only in its passages
   (`TrainingPassage.title_only_rows`); where its name was not found, it is kept out of the passage's negatives
   (`unlabelled_rows`) instead, since the passage is still about it.
@@ -46,6 +51,10 @@ _MONTH = r"(?:January|February|March|April|May|June|July|August|September|Octobe
 _DATE_TITLE = re.compile(rf"(?:\d{{1,2}} )?{_MONTH}(?: \d{{1,2}})?(?:,? \d{{1,4}})?")
 _DISAMBIGUATION = re.compile(r"\b(?:may|might|can|could) (?:also )?refer to\b|\brefers to\b")
 _OPENERS = " \t\n\"'([“‘"  # what may stand between a sentence's end and its first word
+_PERSONAL = re.compile(r"\b(?:[Hh]e|[Ss]he|[Hh]is|[Hh]er)\b")
+_SURNAME = re.compile(r"[A-Z][\w'’-]{2,}")
+_GENERATIONS = frozenset({"Jr", "Sr", "II", "III", "IV"})
+_ACRONYM = re.compile(r" ?\(([A-Z][A-Za-z0-9&.-]{1,9})[);,]")
 
 
 def is_date_title(title: str) -> bool:
@@ -64,6 +73,21 @@ def subject_names(title: str) -> list[str]:
     Illinois*; not a list: *Friends of the Global Fight Against AIDS, Tuberculosis, and Malaria*)."""
     names = [title, re.sub(r"\s*\([^()]*\)$", "", title), title.split(",")[0] if title.count(",") == 1 else title]
     return [name for name in dict.fromkeys(n.strip() for n in names) if name]
+
+
+def short_names(text: str, subject: tuple[int, int]) -> list[str]:
+    """The subject's short forms that `text`, its description, allows (see the module's docstring): the surname of
+    a person's name of two words or more, and an acronym in brackets right after the name."""
+    name = text[slice(*subject)]
+    forms = []
+    words = name.split(",")[0].split()  # *Muriel Turner, Baroness Turner of Camden*: Turner
+    if len(words) >= 2 and _SURNAME.fullmatch(words[-1]) and words[-1].rstrip(".") not in _GENERATIONS \
+            and _PERSONAL.search(text):
+        forms.append(words[-1])
+    acronym = _ACRONYM.match(text, subject[1])
+    if acronym and sum(c.isupper() for c in acronym.group(1)) >= 2:
+        forms.append(acronym.group(1))
+    return forms
 
 
 def with_middle_names(text: str, start: int, name: str) -> int | None:
@@ -178,14 +202,15 @@ class DescriptionMentions:
 
     def occurrences(self, row: int, subject: tuple[int, int] | None) -> list[Occurrence]:
         """Whole-word occurrences of eligible titles and of the subject's name (at `subject`, see `subject_span`)
-        in the description of `row`."""
+        and short names (`short_names`) in the description of `row`."""
         text = self.kb.texts[row]
         found = [Occurrence(last + 1 - length, last + 1, hit, False)
                  for last, (hit, length) in self.automaton.iter(text)
                  if starts_word(text, last + 1 - length) and ends_word(text, last + 1)]
         if subject is not None:
             found += [Occurrence(m.start(), m.end(), row, True)
-                      for m in re.finditer(re.escape(text[slice(*subject)]), text)
+                      for name in (text[slice(*subject)], *short_names(text, subject))
+                      for m in re.finditer(re.escape(name), text)
                       if starts_word(text, m.start()) and ends_word(text, m.end())]
         return found
 

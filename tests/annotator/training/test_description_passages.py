@@ -109,6 +109,23 @@ def test_the_subject_is_labelled_at_the_start_and_where_its_name_recurs(kb, find
     assert found.subject_labelled and kb.row["Lionel Messi"] not in found.unlabelled_rows
 
 
+def test_the_subjects_short_forms_are_labelled_where_they_recur(kb, finder):
+    assert ("Badgley", "Penn Badgley") in labelled(kb, finder, "Penn Badgley")  # a person's surname
+    # no surname without a personal pronoun (a team)
+    assert ("Bengals", "Cincinnati Bengals") not in labelled(kb, finder, "Cincinnati Bengals")
+    acronyms = KnowledgeBase(
+        ["National Football League", "United States", "Ken Griffey Jr."],
+        ["The National Football League (NFL) is a professional American football league. The NFL is one of the "
+         "major professional sports leagues in the United States.", "The United States is a country.",
+         "Ken Griffey Jr. is an American former baseball outfielder. Jr. is how scoreboards listed him, and he hit "
+         "more than six hundred home runs."])
+    short = DescriptionMentions(acronyms)
+    assert labelled(acronyms, short, "National Football League") == [
+        ("National Football League", "National Football League"), ("NFL", "National Football League"),
+        ("NFL", "National Football League"), ("United States", "United States")]  # an acronym in brackets
+    assert labelled(acronyms, short, "Ken Griffey Jr.") == [("Ken Griffey Jr.", "Ken Griffey Jr.")]  # no suffix
+
+
 def test_a_subject_not_named_at_the_start_is_unlabelled_and_no_negative(kb, finder):
     found = finder.find(kb.row["Hello program"])
     assert not found.subject_labelled
