@@ -41,6 +41,10 @@ class EntityDescriptions:
     def __len__(self) -> int:
         return len(self._offsets) - 1
 
+    def described(self) -> np.ndarray:
+        """(rows,) bool: whether each entity has a description (False for all with `none`)."""
+        return np.diff(self._offsets) > 0
+
     def __getitem__(self, row: int) -> str:
         if not 0 <= row < len(self):
             return ""

@@ -46,6 +46,10 @@ class LinkerConfig:
             many entities the training links gave that name most often (`annotator.pipeline.mention_table`, the
             checkpoint's `mentions.tsv`); the reader decides as for the others. 0 = off (the paper retrieves only);
             +0.4 A2KB and +0.6 D2KB dev F1 for the shipped checkpoint at 3 (docs/decisions.md#mention-table).
+        title_candidates: add to the candidates of a span given to disambiguate (D2KB) up to this many KB entries
+            whose title is the span's text, ignoring case and a trailing qualifier (*Taurus (astrology)*); the
+            reader decides as for the others (`annotator.pipeline.title_matches`). 0 = off (the paper retrieves
+            only). Not in the paper (docs/decisions.md#title-matches).
         title_only_look: last, read again with a blank description each candidate whose rerank logit is positive but
             that no link names (its description can contradict older text: *Lionel Messi* "plays for Inter
             Miami"), and add the mentions found outside the links so far; a given span answered NIL (D2KB)
@@ -69,14 +73,16 @@ class LinkerConfig:
     document_candidates: bool = True
     short_names: bool = True
     mention_candidates: int = 3
+    title_candidates: int = 3
     title_only_look: bool = True
 
     def __post_init__(self) -> None:
         if not 3 <= self.passage_len or not 1 <= self.stride <= self.passage_len - 2:
             raise ConfigError(f"need passage_len >= 3 and 1 <= stride <= passage_len - 2, "
                               f"got passage_len={self.passage_len}, stride={self.stride}")
-        if self.mention_candidates < 0:
-            raise ConfigError(f"mention_candidates must be 0 (off) or more, got {self.mention_candidates}")
+        for name in ("mention_candidates", "title_candidates"):
+            if getattr(self, name) < 0:
+                raise ConfigError(f"{name} must be 0 (off) or more, got {getattr(self, name)}")
         if not 0.0 <= self.threshold < 1.0:
             raise ConfigError(f"threshold must lie in [0, 1), got {self.threshold}")
 
@@ -85,7 +91,7 @@ class LinkerConfig:
         """The paper's setup (section 2): K=100, γ=0.05, 128-wordpiece entities, separate towers with their own
         embeddings, retrieval only. What a retriever trained from scratch starts from."""
         return cls(max_entity_len=128, top_k=100, threshold=0.05, shared_embeddings=False,
-                   document_candidates=False, short_names=False, mention_candidates=0)
+                   document_candidates=False, short_names=False, mention_candidates=0, title_candidates=0)
 
     def replace(self, **changes: Any) -> LinkerConfig:
         """A copy with some fields changed (unknown names rejected)."""

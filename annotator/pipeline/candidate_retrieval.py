@@ -1,5 +1,5 @@
-"""Retrieval: every passage embedded by the passage tower, its top-K entities searched in the entity index, and the
-mention table's entities for the names it holds added."""
+"""Retrieval: every passage embedded by the passage tower, its top-K entities searched in the entity index, then the
+mention table's entities for the names it holds and the title matches of the spans given in it added."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -13,13 +13,15 @@ from annotator.model.retriever import DualEncoder
 from annotator.model.tokenization import InputBuilder, per_document
 from annotator.pipeline.document import Document
 from annotator.pipeline.mention_table import NameCandidates
+from annotator.pipeline.title_matches import TitleMatches
 from annotator.runtime.cancellation import check_cancelled
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
 class CandidateRetrieval:
     """The candidates of every passage of a set of documents: the passages embedded in batches of `batch_size`,
-    one index search for all of them, then the mention table's entities (`names`, if on) after the retrieved."""
+    one index search for all of them, then the mention table's entities (`names`, if on) and the given spans' title
+    matches (`titles`, if on) after the retrieved."""
 
     builder: InputBuilder
     retriever: DualEncoder  # its passage tower
@@ -28,9 +30,11 @@ class CandidateRetrieval:
     top_k: int
     batch_size: int
     names: NameCandidates | None = None
+    titles: TitleMatches | None = None
 
     def candidates(self, documents: Sequence[Document]) -> list[list[np.ndarray]]:
-        """Per document, per passage, the KB rows of its top-K entities, nearest first, then its name candidates."""
+        """Per document, per passage, the KB rows of its top-K entities, nearest first, then its name candidates and
+        title matches."""
         inputs = [ids for document in documents for ids in document.inputs]
         vectors = []
         with torch.inference_mode():
@@ -40,9 +44,13 @@ class CandidateRetrieval:
                     self.builder.pad(inputs[first:first + self.batch_size]).to(self.device)).float())
         _, rows = self.index.search(torch.cat(vectors).cpu().numpy(), self.top_k)
         retrieved = per_document((r[r >= 0] for r in rows), documents)
-        return retrieved if self.names is None else self.names.added_to(retrieved, documents)
+        if self.names is not None:
+            retrieved = self.names.added_to(retrieved, documents)
+        return retrieved if self.titles is None else self.titles.added_to(retrieved, documents)
 
     def describe(self) -> dict[str, str | int | float]:
         names = ("off" if self.names is None else
                  f"{len(self.names.rows_by_name)} names, up to {self.names.per_name} entities each")
-        return {"entities": len(self.index), "index": self.index.index_type, "mention_table": names}
+        titles = "off" if self.titles is None else f"up to {self.titles.per_span} per given span"
+        return {"entities": len(self.index), "index": self.index.index_type, "mention_table": names,
+                "title_matches": titles}

@@ -26,6 +26,7 @@ from annotator.pipeline.reading import BatchedReading
 from annotator.pipeline.short_names import ShortNames
 from annotator.pipeline.stages import PostProcessor
 from annotator.pipeline.text_view import TagReader
+from annotator.pipeline.title_matches import TitleMatches
 from annotator.pipeline.title_only_look import TitleOnlyEntities, TitleOnlyLook
 from annotator.runtime.precision import cpu_reader, inference_device, kb_encoder
 from annotator.runtime.settings import RuntimeSettings
@@ -72,15 +73,19 @@ def load_linker(model_dir: str | Path, *, kb_path: str | Path | None = None, ind
     if config.title_only_look:
         title_only = TitleOnlyEntities(index, builder.title_marker_id, builder.sep_id)
         post_processors.append(TitleOnlyLook(dataclasses.replace(reading, index=title_only)))
+    descriptions = EntityDescriptions.from_kb(kb) if kb is not None else EntityDescriptions.none()
     return Linker(text_view=TagReader(index.titles, builder.tokenizer.get_vocab()), builder=builder,
                   retrieval=CandidateRetrieval(builder=builder, retriever=retriever, index=index, device=device,
                                                top_k=config.top_k, batch_size=retriever_batch_size,
-                                               names=_name_candidates(model_dir, config, index)),
+                                               names=_name_candidates(model_dir, config, index),
+                                               titles=TitleMatches.from_titles(index.titles, descriptions.described(),
+                                                                               config.title_candidates)
+                                               if config.title_candidates else None),
                   reading=reading,
                   decoding=DocumentDecoding(top_spans=config.top_spans, max_span_len=config.max_span_len,
                                             threshold=config.threshold),
                   post_processors=post_processors, index=index,
-                  descriptions=EntityDescriptions.from_kb(kb) if kb is not None else EntityDescriptions.none(),
+                  descriptions=descriptions,
                   config=config, device=device, model_dir=model_dir, kb_path=kb)
 
 

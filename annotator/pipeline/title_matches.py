@@ -1,0 +1,83 @@
+"""Title matches: for each span given to disambiguate (D2KB), the KB entries whose title is the span's text, added to
+the candidates of the passages that read it.
+
+The retriever reads a passage, not a span, so it misses an entity that the passage does not make prominent: a common
+noun given as a mention (*car*, *gossip* in a New York Times sentence), a tweet's lower-case name. The span says
+which entry to look up; the reader then decides between these entries and the retrieved ones as for any candidate,
+so a match never becomes an answer on its own (docs/decisions.md#title-matches). End to end (A2KB) there is no
+given span and nothing is added.
+
+A title matches when it equals the text ignoring case, or when it does without its trailing qualifier (*Taurus
+(astrology)* for "Taurus"). The exact title comes first, then described entries, then shorter titles.
+"""
+from __future__ import annotations
+
+import re
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from annotator.pipeline.document import Document
+from annotator.pipeline.mention_table import with_name_candidates
+
+_QUALIFIER = re.compile(r" \([^()]*\)$")
+
+
+def match_forms(title: str) -> set[str]:
+    """The case-folded texts that a title matches: itself, and itself without a trailing parenthesised qualifier."""
+    return {title.casefold(), _QUALIFIER.sub("", title).casefold()}
+
+
+def _key(form: str) -> int:
+    # A hash that is the same in every process (str's hash is salted per process), so the table may be pickled.
+    return zlib.crc32(form.encode("utf-8"))
+
+
+@dataclass(frozen=True, eq=False)
+class TitleMatches:
+    """The KB's titles by the texts they match, as sorted hashes rather than a million-key dict (16 bytes a form;
+    a hash may be shared, so each hit is checked against its title)."""
+
+    titles: Sequence[str]
+    described: np.ndarray  # (rows,) bool: whether each entry has a description
+    per_span: int  # at most this many entries per given span
+    _hashes: np.ndarray  # (forms,) int64, sorted
+    _rows: np.ndarray  # (forms,) the KB row of each form
+
+    @classmethod
+    def from_titles(cls, titles: Sequence[str], described: np.ndarray, per_span: int) -> TitleMatches:
+        forms = [(_key(form), row) for row, title in enumerate(titles) for form in match_forms(title)]
+        hashes = np.fromiter((h for h, _ in forms), dtype=np.int64, count=len(forms))
+        rows = np.fromiter((r for _, r in forms), dtype=np.int64, count=len(forms))
+        order = np.argsort(hashes, kind="stable")
+        if len(described) != len(titles):  # an index served without its KB: no descriptions known
+            described = np.zeros(len(titles), dtype=bool)
+        return cls(titles, described, per_span, hashes[order], rows[order])
+
+    def rows(self, text: str) -> list[int]:
+        """The rows of the entries whose title matches `text`: its exact title first, then described entries, then
+        shorter titles, at most `per_span`."""
+        key = text.casefold()
+        first, last = (np.searchsorted(self._hashes, _key(key), side=side) for side in ("left", "right"))
+        found = {int(row) for row in self._rows[first:last] if key in match_forms(self.titles[row])}
+        ranked = sorted(found, key=lambda row: (self.titles[row] != text, not self.described[row],
+                                                len(self.titles[row]), self.titles[row]))
+        return ranked[:self.per_span]
+
+    def added_to(self, candidates: Sequence[Sequence[np.ndarray]],
+                 documents: Sequence[Document]) -> list[list[np.ndarray]]:
+        """Per document, each passage's `candidates` followed by the matches of the given spans that lie wholly inside
+        it and were not among them."""
+        result = []
+        for rows, document in zip(candidates, documents):
+            extra: list[list[int]] = [[] for _ in document.passages]
+            for start, end in document.given or ():
+                matches = self.rows(document.text[start:end])
+                for i, passage in enumerate(document.passages):
+                    begin, stop = passage.characters
+                    if matches and begin <= start and end <= stop:
+                        extra[i] += matches
+            result.append(with_name_candidates(rows, [list(dict.fromkeys(e)) for e in extra]))
+        return result
