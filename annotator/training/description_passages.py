@@ -75,7 +75,7 @@ def subject_names(title: str) -> list[str]:
     return [name for name in dict.fromkeys(n.strip() for n in names) if name]
 
 
-def short_names(text: str, subject: tuple[int, int]) -> list[str]:
+def subject_short_forms(text: str, subject: tuple[int, int]) -> list[str]:
     """The subject's short forms that `text`, its description, allows (see the module's docstring): the surname of
     a person's name of two words or more, and an acronym in brackets right after the name."""
     name = text[slice(*subject)]
@@ -202,14 +202,14 @@ class DescriptionMentions:
 
     def occurrences(self, row: int, subject: tuple[int, int] | None) -> list[Occurrence]:
         """Whole-word occurrences of eligible titles and of the subject's name (at `subject`, see `subject_span`)
-        and short names (`short_names`) in the description of `row`."""
+        and short forms (`subject_short_forms`) in the description of `row`."""
         text = self.kb.texts[row]
         found = [Occurrence(last + 1 - length, last + 1, hit, False)
                  for last, (hit, length) in self.automaton.iter(text)
                  if starts_word(text, last + 1 - length) and ends_word(text, last + 1)]
         if subject is not None:
             found += [Occurrence(m.start(), m.end(), row, True)
-                      for name in (text[slice(*subject)], *short_names(text, subject))
+                      for name in (text[slice(*subject)], *subject_short_forms(text, subject))
                       for m in re.finditer(re.escape(name), text)
                       if starts_word(text, m.start()) and ends_word(text, m.end())]
         return found
