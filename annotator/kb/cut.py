@@ -28,8 +28,8 @@ from annotator.data_types import Entity
 from annotator.entity_index import MANIFEST, write_compact_vectors
 from annotator.errors import ConfigError
 from annotator.kb.reading import kb_fingerprint, read_kb
+from annotator.kb.titles import without_qualifier
 
-_QUALIFIER = re.compile(r" \([^()]*\)$")
 # How articles on companies and clubs are titled but seldom named in running text.
 _SUFFIX = re.compile(r",? (?:Holdings|Group|plc|PLC|Inc\.?|Corporation|Corp\.|Company|Limited|Ltd\.?|LLC|AG|SE|"
                      r"S\.A\.|N\.V\.|A\.F\.C\.|F\.C\.|FC|AFC)$")
@@ -38,7 +38,7 @@ _SUFFIX = re.compile(r",? (?:Holdings|Group|plc|PLC|Inc\.?|Corporation|Corp\.|Co
 def surface_forms(title: str) -> set[str]:
     """How text names an entity: its title without a trailing "(qualifier)", and that without a company or
     club suffix when it has one."""
-    name = _QUALIFIER.sub("", title)
+    name = without_qualifier(title)
     return {name, _SUFFIX.sub("", name)} - {""}
 
 

@@ -12,22 +12,19 @@ A title matches when it equals the text ignoring case, or when it does without i
 """
 from __future__ import annotations
 
-import re
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from annotator.kb.titles import without_qualifier
 from annotator.pipeline.document import Document
 from annotator.pipeline.mention_table import with_name_candidates
 
-_QUALIFIER = re.compile(r" \([^()]*\)$")
-
-
 def match_forms(title: str) -> set[str]:
     """The case-folded texts that a title matches: itself, and itself without a trailing parenthesised qualifier."""
-    return {title.casefold(), _QUALIFIER.sub("", title).casefold()}
+    return {title.casefold(), without_qualifier(title).casefold()}
 
 
 def _key(form: str) -> int:
@@ -76,8 +73,7 @@ class TitleMatches:
             for start, end in document.given or ():
                 matches = self.rows(document.text[start:end])
                 for i, passage in enumerate(document.passages):
-                    begin, stop = passage.characters
-                    if matches and begin <= start and end <= stop:
+                    if passage.characters[0] <= start and end <= passage.characters[1]:
                         extra[i] += matches
             result.append(with_name_candidates(rows, [list(dict.fromkeys(e)) for e in extra]))
         return result
