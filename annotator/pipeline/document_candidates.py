@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from annotator.kb.titles import without_qualifier
 from annotator.model.tokenization import Passage
 from annotator.pipeline.document import Document
 from annotator.pipeline.document_decoding import DocumentDecoding
@@ -26,12 +27,12 @@ WORD = re.compile(r"\w+(?:[.'&-]\w+)*")
 GENERIC_TITLE_WORDS = frozenset({"the", "of", "and", "in", "on", "at", "for", "de", "la", "le", "a", "an", "to", "fc",
                                  "national", "team", "football", "cricket", "club", "party", "city", "county",
                                  "university", "united", "new", "st"})
-QUALIFIER = re.compile(r" \([^)]*\)$")  # "Peter Such (cricketer)": no mention says "cricketer"
 
 
 def title_words(title: str) -> frozenset[str]:
-    """The lower-cased words of `title` that tie a mention to it: no qualifier, no generic words."""
-    return frozenset(w.lower() for w in WORD.findall(QUALIFIER.sub("", title))) - GENERIC_TITLE_WORDS
+    """The lower-cased words of `title` that tie a mention to it: no qualifier ("Peter Such (cricketer)": no mention
+    says "cricketer"), no generic words."""
+    return frozenset(w.lower() for w in WORD.findall(without_qualifier(title))) - GENERIC_TITLE_WORDS
 
 
 @dataclass(frozen=True, eq=False)

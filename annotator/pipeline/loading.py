@@ -78,9 +78,7 @@ def load_linker(model_dir: str | Path, *, kb_path: str | Path | None = None, ind
                   retrieval=CandidateRetrieval(builder=builder, retriever=retriever, index=index, device=device,
                                                top_k=config.top_k, batch_size=retriever_batch_size,
                                                names=_name_candidates(model_dir, config, index),
-                                               titles=TitleMatches.from_titles(index.titles, descriptions.described(),
-                                                                               config.title_candidates)
-                                               if config.title_candidates else None),
+                                               titles=_title_matches(config, index, descriptions)),
                   reading=reading,
                   decoding=DocumentDecoding(top_spans=config.top_spans, max_span_len=config.max_span_len,
                                             threshold=config.threshold),
@@ -102,6 +100,14 @@ def _name_candidates(model_dir: Path, config: LinkerConfig, index: EntityIndex) 
     except ValueError as exc:
         raise ModelLoadError(str(exc)) from exc
     return table.rows(index.titles, config.mention_candidates)
+
+
+def _title_matches(config: LinkerConfig, index: EntityIndex,
+                   descriptions: EntityDescriptions) -> TitleMatches | None:
+    """The KB's titles by the texts they match, when `config.title_candidates` asks for them."""
+    if not config.title_candidates:
+        return None
+    return TitleMatches.from_titles(index.titles, descriptions.described(), config.title_candidates)
 
 
 def _is_embedded_kb(kb: Path | None, model_dir: Path) -> bool:

@@ -15,6 +15,7 @@ from itertools import accumulate
 
 import numpy as np
 
+from annotator.kb.titles import without_qualifier
 from annotator.linking import Span
 
 # A hashtag or handle: the sign, then its name; not after a word character, a slash or an ampersand, which make it
@@ -23,7 +24,6 @@ _TAG = re.compile(r"(?<![\w/&])[#@](\w+)")
 # Cuts inside a name: fooBar, FOOBar, foo2, 2foo.
 _CASE_OR_DIGIT = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])|(?<=[A-Za-z])(?=\d)|(?<=\d)(?=[A-Za-z])")
 _PIECE = re.compile(r"[^\W_]+")  # a name's parts between underscores
-_QUALIFIER = re.compile(r" \([^)]*\)$")  # "Chris Brown (American entertainer)" -> "Chris Brown"
 _SHORTEST_RUN = 5  # shorter runs of letters are left whole: too many short titles spell common words
 
 
@@ -124,5 +124,5 @@ class TagReader:
 
 
 def _title_words(title: str) -> list[str]:
-    """A title's words without its trailing qualifier."""
-    return _QUALIFIER.sub("", title).split()
+    """A title's words without its trailing qualifier ("Chris Brown (American entertainer)" -> Chris, Brown)."""
+    return without_qualifier(title).split()

@@ -22,6 +22,7 @@ from annotator.kb.titles import without_qualifier
 from annotator.pipeline.document import Document
 from annotator.pipeline.mention_table import with_name_candidates
 
+
 def match_forms(title: str) -> set[str]:
     """The case-folded texts that a title matches: itself, and itself without a trailing parenthesised qualifier."""
     return {title.casefold(), without_qualifier(title).casefold()}
