@@ -49,8 +49,7 @@ _OVERRIDES = {"epochs": "epochs", "batch_size": "batch_size", "grad_accumulation
               "threads": "threads", "seed": "seed", "save_steps": "save_steps",
               "description_dropout": "description_dropout", "eval_top_k": "eval_top_k", "hard_share": "hard_share",
               "eval_competitors": "eval_competitors", "cpu_precision": "cpu_precision",
-              "both_towers": "both_towers", "kb_passages": "kb_passages", "title_only_dropout": "title_only_dropout",
-              "distillation": "distillation"}
+              "both_towers": "both_towers", "kb_passages": "kb_passages", "title_only_dropout": "title_only_dropout"}
 
 
 def parse_args(argv: Sequence[str] | None = None, *, prog: str = "python -m entqa.train") -> argparse.Namespace:
@@ -65,9 +64,6 @@ def parse_args(argv: Sequence[str] | None = None, *, prog: str = "python -m entq
     parser.add_argument("--init-reader", type=Path,
                         help="reader only: start from this checkpoint's reader (fine-tuning) instead of the base "
                              "encoder")
-    parser.add_argument("--distillation", type=float,
-                        help="reader only: weight of a term holding the outputs on the training corpus's passages near "
-                             "--init-reader's (0: none)")
     parser.add_argument("--index-dir", type=Path,
                         help="the KB's entity index built with that retriever; passage-tower and entity-tower: "
                              "default the cache's; "
@@ -110,11 +106,9 @@ def parse_args(argv: Sequence[str] | None = None, *, prog: str = "python -m entq
                              "(AVX-512 bf16 or AMX)")
     parser.add_argument("--seed", type=int)
     args = parser.parse_args(argv)
-    if args.distillation and args.init_reader is None:
-        parser.error("--distillation holds the reader to --init-reader's: name the checkpoint to start from")
     if args.module != "retriever" and args.retriever is None:
         parser.error(f"{args.module} needs --retriever DIR (a trained retriever checkpoint)")
-    for flag in ("init_reader", "title_only_dropout", "distillation"):
+    for flag in ("init_reader", "title_only_dropout"):
         if getattr(args, flag) is not None and args.module != "reader":
             parser.error(f"--{flag.replace('_', '-')} applies to the reader only")
     return args
@@ -196,8 +190,7 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "python -m entqa.trai
         vectors = kb_vectors(args.index_dir, retriever, args.kb, linker_config) if args.index_dir else None
         trainer = ReaderTrainer(reader.to(device), retriever, builder, kb, train, dev, config=config,
                                 linker_config=linker_config, device=device, out=args.out, entity_vectors=vectors,
-                                linking_scores=partial(linker_scores, dev_dataset),
-                                teacher=load_reader(args.init_reader).to(device) if config.distillation else None)
+                                linking_scores=partial(linker_scores, dev_dataset))
     best = trainer.train(out=args.out, resume=resuming)
     logger.info("best dev: %s", best)
     return 0

@@ -88,35 +88,3 @@ def reader_loss(start: torch.Tensor, end: torch.Tensor, rerank: torch.Tensor, *,
     log_end = F.log_softmax(end.float().masked_fill(~span_mask, float("-inf")), dim=-1)
     span_term = -(log_start[span_pair, span_start] + log_end[span_pair, span_end]).sum()
     return (rerank_term + span_term) / passages
-
-
-def reader_distillation_loss(start: torch.Tensor, end: torch.Tensor, rerank: torch.Tensor, teacher_start: torch.Tensor,
-                             teacher_end: torch.Tensor, teacher_rerank: torch.Tensor, *, span_mask: torch.Tensor,
-                             anchored: torch.Tensor) -> torch.Tensor:
-    """KL(teacher ‖ reader) of the reader's three distributions on the anchored passages, on eq. 2's scale.
-
-    The rerank softmax over each passage's K candidates and the start and end softmaxes of each pair are held
-    near a frozen teacher's, so a fine-tuning round keeps what the teacher does on these passages while the
-    objective of eq. 2 moves it on the others.
-
-    Args:
-        start, end, rerank: the reader's logits, as in `reader_loss`.
-        teacher_start, teacher_end, teacher_rerank: the teacher's logits for the same inputs.
-        span_mask: (passages * K, seq_len) bool, as in `reader_loss`.
-        anchored: (passages,) bool, True where the passage is held to the teacher.
-
-    Returns:
-        A scalar: the KL terms summed over the anchored passages' pairs, divided by all passages.
-    """
-    passages = anchored.shape[0]
-
-    def kl(student: torch.Tensor, teacher: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
-        if mask is not None:
-            student, teacher = student.masked_fill(~mask, float("-inf")), teacher.masked_fill(~mask, float("-inf"))
-        log_student, log_teacher = F.log_softmax(student.float(), dim=-1), F.log_softmax(teacher.float(), dim=-1)
-        terms = log_teacher.exp() * (log_teacher - log_student)
-        return (terms if mask is None else terms.masked_fill(~mask, 0.0)).sum(-1)
-
-    rerank_kl = kl(rerank.view(passages, -1), teacher_rerank.view(passages, -1))
-    span_kl = (kl(start, teacher_start, span_mask) + kl(end, teacher_end, span_mask)).view(passages, -1).sum(-1)
-    return ((rerank_kl + span_kl) * anchored).sum() / passages

@@ -19,7 +19,7 @@ from annotator.training.data import (KnowledgeBase, TrainingDocument, TrainingPa
                                      description_dropout, gold_title_only_share, passages_with_golds, sample_kb_rows)
 from annotator.training.evaluation import LinkingScores, pipeline_linker, rank_passages
 from annotator.training.loop import LoopHooks, TrainingConfig, run_training, shuffled_batches
-from annotator.training.losses import reader_distillation_loss, reader_loss
+from annotator.training.losses import reader_loss
 
 logger = logging.getLogger(__name__)
 
@@ -42,9 +42,6 @@ class ReaderTrainingConfig(TrainingConfig):
             `description_dropout`: as often for golds as for the others, so title-only stays no sign either way,
             and the reader learns to judge the half of the KB that has no description by the passage alone.
         eval_top_k: candidates per passage in the end-to-end dev evaluation (the checkpoint keeps its own).
-        distillation: weight of a term that holds the reader's outputs on the training corpus's passages (not the KB
-            descriptions') near the initial reader's (`reader_distillation_loss`); 0: none. Fine-tuning a trained
-            reader on new text then keeps what it does on the old.
     """
 
     batch_size: int = 4
@@ -54,12 +51,9 @@ class ReaderTrainingConfig(TrainingConfig):
     description_dropout: float | None = None
     title_only_dropout: float = 0.0
     eval_top_k: int = 16
-    distillation: float = 0.0
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.distillation < 0:
-            raise ValueError(f"distillation is a loss weight, 0 (none) or more, not {self.distillation}")
         if not 0.0 <= self.title_only_dropout <= 1.0:
             raise ValueError(f"title_only_dropout is a probability in [0, 1], not {self.title_only_dropout}")
 
@@ -78,17 +72,12 @@ class ReaderTrainer:
     def __init__(self, reader: Reader, retriever: DualEncoder, builder: InputBuilder, kb: KnowledgeBase,
                  train: Sequence[TrainingDocument], dev: Sequence[TrainingDocument], *,
                  config: ReaderTrainingConfig, linker_config: LinkerConfig, device: torch.device, out: Path,
-                 entity_vectors: torch.Tensor | None = None, linking_scores: LinkingScores | None = None,
-                 teacher: Reader | None = None) -> None:
+                 entity_vectors: torch.Tensor | None = None, linking_scores: LinkingScores | None = None) -> None:
         """`entity_vectors`: the (KB rows, d) vectors of the KB's built index; when given, candidates are
         ranked over the whole KB (as at inference) instead of over a sample of `candidate_kb_size` entities.
         `linking_scores`: scores the linker of each epoch's checkpoint on the dev corpus (`dev`'s documents); without
-        it no epoch is scored and the latest is kept. `teacher`: the frozen reader that `config.distillation` holds
-        this one to (required when it is above 0)."""
-        if config.distillation > 0 and teacher is None:
-            raise ValueError("distillation needs a teacher: the reader the round starts from")
+        it no epoch is scored and the latest is kept."""
         self.reader, self.retriever, self.builder, self.kb, self.dev = reader, retriever, builder, kb, dev
-        self.teacher = teacher.eval().requires_grad_(False) if teacher is not None else None
         self.linking_scores = linking_scores
         self.config, self.linker_config, self.device, self.out = config, linker_config, device, out
         dev_golds = [g for d in dev for g in d.gold_rows]
@@ -168,21 +157,11 @@ class ReaderTrainer:
                                           *right_padded(entities, self.builder.pad_id)).to(self.device)
         positions = torch.arange(batch.input_ids.shape[1])
         span_mask = positions.unsqueeze(0) <= torch.as_tensor(widths).unsqueeze(1)  # [CLS] + passage wordpieces
-        span_mask = span_mask.to(self.device)
         logits = self.reader(batch)
-        loss = reader_loss(logits.start, logits.end, logits.rerank, span_mask=span_mask,
+        return reader_loss(logits.start, logits.end, logits.rerank, span_mask=span_mask.to(self.device),
                            is_gold=is_gold.to(self.device), span_pair=torch.as_tensor(span_pair, device=self.device),
                            span_start=torch.as_tensor(span_start, device=self.device),
                            span_end=torch.as_tensor(span_end, device=self.device))
-        if self.config.distillation == 0:
-            return loss
-        with torch.no_grad():
-            held = self.teacher(batch)
-        # A KB description's passage (its subject always title-only) is the new text the round is for.
-        anchored = torch.as_tensor([not e.passage.title_only_rows for e in examples], device=self.device)
-        return loss + self.config.distillation * reader_distillation_loss(
-            logits.start, logits.end, logits.rerank, held.start, held.end, held.rerank, span_mask=span_mask,
-            anchored=anchored)
 
     def evaluate(self, epoch: int) -> dict[str, float]:
         """End-to-end dev scores of the inference pipeline over the evaluation KB (score = F1; without

@@ -275,10 +275,5 @@ def test_command_line_mixes_description_passages_into_retriever_and_reader_runs(
                  "--title-only-dropout", "0.3"]) == 0
     saved = json.loads((reader_dir / "reader_training_config.json").read_text())
     assert saved["kb_passages"] == 4 and saved["title_only_dropout"] == 0.3
-    assert main(["reader", *common, "--out", str(tmp_path / "held"), "--retriever", str(retriever_dir),
-                 "--candidates", "3", "--init-reader", str(reader_dir), "--distillation", "1"]) == 0
-    assert json.loads((tmp_path / "held" / "reader_training_config.json").read_text())["distillation"] == 1.0
     with pytest.raises(SystemExit):
         main(["retriever", *common, "--out", str(tmp_path / "x"), "--title-only-dropout", "0.3"])
-    with pytest.raises(SystemExit):  # held to what? no reader to start from
-        main(["reader", *common, "--out", str(tmp_path / "x"), "--retriever", str(retriever_dir), "--distillation", "1"])

@@ -3,7 +3,7 @@ from __future__ import annotations
 import torch
 from torch.nn import functional as F
 
-from annotator.training.losses import multilabel_nce_loss, nce_allowed, reader_distillation_loss, reader_loss
+from annotator.training.losses import multilabel_nce_loss, nce_allowed, reader_loss
 
 
 def test_nce_never_puts_a_gold_among_its_own_negatives():
@@ -67,24 +67,3 @@ def test_excluded_columns_are_nobody_s_negatives_but_stay_their_golds():
     pair_passage, pair_entity = gold_mask.nonzero(as_tuple=True)
     allowed = nce_allowed(gold_mask, pair_passage, pair_entity, excluded)
     assert allowed.tolist() == [[True, True, False, True], [False, True, True, True]]
-
-
-def test_distillation_is_zero_at_the_teacher_and_ignores_unanchored_passages_and_positions_outside_the_passage():
-    torch.manual_seed(0)
-    passages, k, length = 2, 3, 5
-    start, end, rerank = torch.randn(passages * k, length), torch.randn(passages * k, length), torch.randn(passages * k)
-    mask = torch.ones(passages * k, length, dtype=torch.bool)
-    mask[:, 4] = False
-    both = torch.tensor([True, True])
-    assert reader_distillation_loss(start, end, rerank, start, end, rerank, span_mask=mask, anchored=both) == 0
-    moved = start.clone()
-    moved[:, 4] += 9.0  # outside the passage
-    assert reader_distillation_loss(moved, end, rerank, start, end, rerank, span_mask=mask, anchored=both) == 0
-    moved[k:, 0] += 3.0  # inside, in the second passage only
-    assert reader_distillation_loss(moved, end, rerank, start, end, rerank, span_mask=mask,
-                                    anchored=torch.tensor([True, False])) == 0
-    held = reader_distillation_loss(moved, end, rerank, start, end, rerank, span_mask=mask, anchored=both)
-    # one start KL per pair of the second passage, over the whole batch of two passages
-    log_s = F.log_softmax(moved[k:, :4], -1)
-    log_t = F.log_softmax(start[k:, :4], -1)
-    assert torch.isclose(held, (log_t.exp() * (log_t - log_s)).sum() / passages)

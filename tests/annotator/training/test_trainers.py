@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-import copy
-
 import json
 import random
 from functools import partial
@@ -72,37 +70,6 @@ def test_one_reader_step_lowers_the_loss(precision, corpus, retriever, reader, b
     assert after < before
     # bf16 autocast computes the forward pass in bf16; the weights the optimiser updates stay fp32.
     assert {p.dtype for p in reader.parameters()} == {torch.float32}
-
-
-def test_distillation_leaves_the_first_step_s_loss_as_it_is_and_pulls_back_towards_the_teacher(
-        corpus, retriever, reader, builder, linker_config, tmp_path):
-    kb, docs = corpus
-    teacher = copy.deepcopy(reader)
-    config = ReaderTrainingConfig(lr=1e-3, warmup=0.0, candidates=3, candidate_kb_size=5, eval_kb_size=5,
-                                  cpu_precision="fp32", distillation=1.0)
-    with pytest.raises(ValueError, match="teacher"):
-        ReaderTrainer(reader, retriever, builder, kb, docs, docs, config=config, linker_config=linker_config,
-                      device=torch.device("cpu"), out=tmp_path)
-    trainer = ReaderTrainer(reader, retriever, builder, kb, docs, docs, config=config, linker_config=linker_config,
-                            device=torch.device("cpu"), out=tmp_path, teacher=teacher)
-    assert not any(p.requires_grad for p in teacher.parameters())
-    batch = trainer.batches(0)[0]
-    reader.eval()  # no dropout: the reader is its teacher, so only eq. 2 is left
-    torch.manual_seed(0)
-    trainer.rng.seed(0)
-    held = trainer.loss(batch).item()
-    trainer.config.distillation = 0.0
-    torch.manual_seed(0)
-    trainer.rng.seed(0)
-    assert held == pytest.approx(trainer.loss(batch).item(), abs=1e-5)
-    with torch.no_grad():
-        for parameter in reader.parameters():
-            parameter.add_(0.05 * torch.randn_like(parameter))
-    trainer.rng.seed(0)
-    plain = trainer.loss(batch).item()
-    trainer.config.distillation = 1.0
-    trainer.rng.seed(0)
-    assert trainer.loss(batch).item() > plain  # away from the teacher, the held term is positive
 
 
 @pytest.mark.slow  # two linkers loaded over the checkpoint: ~10 s
