@@ -1,16 +1,18 @@
 """Bench: where the real linker's time goes, per document, on the device it runs on (a GPU where there is one).
 
-The dataset's first documents are linked in process after a warm-up, three times over: timed alone (ms/doc
-mean, p50, p95), under cProfile (the `annotator/` functions by cumulative time; each stage ends by copying its
-results to the host, so on a GPU a stage's waits land in that stage), and under torch.profiler (the operators
-and kernels that took longest, on the CPU and, on a GPU, on the device). docs/decisions.md#gpu-request-profile: about 60 ms
-of a GPU request unexplained; this is the command to break it down. `--compile MODE ...` then times the same
-documents with the reader under `torch.compile` in each mode ("reduce-overhead" replays CUDA graphs, the remedy
-for launch-bound passes), with how many documents kept the eager linker's mentions. Figures are printed, never
+The dataset's first documents are linked in process after a warm-up, several times over: timed alone (ms/doc
+mean, p50, p95), then again (the same documents, their shapes seen: what a pass pays per new shape is the
+difference), under cProfile (the `annotator/` functions by cumulative time; each stage ends by copying its results
+to the host, so on a GPU a stage's waits land in that stage), and under torch.profiler (the operators and kernels
+that took longest, on the CPU and, on a GPU, on the device). `--cudnn-attention` then times them alone and again
+with PyTorch's own choice of attention kernels (cuDNN's first on an H100/H200) instead of the encoders'
+(annotator/model/attention.py), and `--compile MODE ...` with the reader under `torch.compile` in each mode
+("reduce-overhead" replays CUDA graphs, the remedy for launch-bound passes), with how many documents kept the eager
+linker's mentions. What it found on an H200: docs/decisions.md#gpu-request-profile. Figures are printed, never
 asserted.
 
     python -m bench.profile_linker --model models/entqa-minilm --kb ../shared/data/kb/entities.jsonl.gz \
-        --dataset ../shared/data/aida/dev.ttl --docs 40 --k 100 --compile default reduce-overhead
+        --dataset ../shared/data/aida/dev.ttl --docs 40 --k 100 --cudnn-attention --compile default reduce-overhead
 """
 from __future__ import annotations
 
@@ -22,10 +24,13 @@ import pstats
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from unittest import mock
 
 import torch
+from torch.nn.attention import SDPBackend
 from torch.profiler import ProfilerActivity, profile
 
+from annotator.model import attention
 from annotator.pipeline.linker import Linker
 from annotator.settings import settings_from_variables
 from bench.e2e_http import REPOSITORY, with_top_k
@@ -85,6 +90,8 @@ def main() -> None:
     parser.add_argument("--compile", nargs="+", default=[], metavar="MODE",
                         choices=["default", "reduce-overhead", "max-autotune"],
                         help="also time the reader under torch.compile in each of these modes")
+    parser.add_argument("--cudnn-attention", action="store_true",
+                        help="also time the documents with cuDNN's attention allowed (PyTorch's default), twice")
     args = parser.parse_args()
 
     settings = settings_from_variables(os.environ)  # ENTQA_CPU_PRECISION, ... as the service reads them
@@ -102,6 +109,7 @@ def main() -> None:
           f"{linker.describe()['device']}")
 
     print(f"alone: {summary(link_all(linker, texts))}")
+    print(f"again: {summary(link_all(linker, texts))}")
 
     stages = cProfile.Profile()
     stages.runcall(link_all, linker, texts)
@@ -111,6 +119,12 @@ def main() -> None:
         link_all(linker, texts)
     print(operators.key_averages().table(sort_by="self_device_time_total" if on_gpu else "self_cpu_time_total",
                                          row_limit=args.top))
+
+    if args.cudnn_attention:  # before any cuDNN pass in this process, so that its first pass plans every shape
+        default = [SDPBackend.CUDNN_ATTENTION, *attention.ATTENTION_BACKENDS]
+        with mock.patch.object(attention, "ATTENTION_BACKENDS", default):
+            print(f"cuDNN attention allowed, alone: {summary(link_all(linker, texts))}")
+            print(f"cuDNN attention allowed, again: {summary(link_all(linker, texts))}")
 
     eager = [links(linker, text) for text in texts] if args.compile else []
     for mode in args.compile:

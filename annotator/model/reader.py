@@ -11,6 +11,7 @@ from torch.nn import functional as F
 from transformers import PreTrainedModel
 from transformers.models.bert.modeling_bert import BertLayer
 
+from annotator.model.attention import attention_kernels
 from annotator.runtime.quantization import precision
 from annotator.model.tokenization import Batch
 
@@ -42,7 +43,8 @@ class Reader(nn.Module):
         return precision(self)
 
     def forward(self, batch: Batch) -> ReaderLogits:
-        hidden = self.encoder(**batch.as_kwargs()).last_hidden_state  # (pairs, seq_len, d)
+        with attention_kernels():
+            hidden = self.encoder(**batch.as_kwargs()).last_hidden_state  # (pairs, seq_len, d)
         start, end = self.span_head(hidden).unbind(-1)
         return ReaderLogits(start, end, self.rerank_head(hidden[:, 0]).squeeze(-1))
 

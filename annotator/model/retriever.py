@@ -5,6 +5,7 @@ import torch
 from torch import nn
 from transformers import PreTrainedModel
 
+from annotator.model.attention import attention_kernels
 from annotator.runtime.quantization import precision
 from annotator.model.tokenization import Batch
 
@@ -40,7 +41,8 @@ class DualEncoder(nn.Module):
         return precision(self)
 
     def _embed(self, encoder: PreTrainedModel, batch: Batch) -> torch.Tensor:
-        hidden = encoder(**batch.as_kwargs()).last_hidden_state  # (batch, seq_len, d)
+        with attention_kernels():
+            hidden = encoder(**batch.as_kwargs()).last_hidden_state  # (batch, seq_len, d)
         # The mean over tokens, as the sentence encoders were trained (the paper takes the [CLS] vector).
         mask = batch.attention_mask.unsqueeze(-1).to(hidden.dtype)
         vectors = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1.0)

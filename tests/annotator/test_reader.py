@@ -12,6 +12,7 @@ from annotator.model.checkpoint import load_reader
 from annotator.model.encoders import encoder_from_config
 from annotator.pipeline.linker import Linker
 from annotator.model.reader import Reader, _LeadingPositionsLayer, span_positions_only
+from annotator.model.retriever import DualEncoder
 from annotator.model.tokenization import Batch
 
 from tests.annotator.test_pipeline import TEXT
@@ -90,3 +91,16 @@ def test_the_linker_finds_what_the_full_reader_finds(tiny_linker: Linker, tiny_c
         given, given_full = tiny_linker.link(text, spans), full.link(text, spans)
         assert [m.uri for m in given] == [m.uri for m in given_full]
         assert [m.score for m in given] == pytest.approx([m.score for m in given_full])
+
+
+def test_the_encoders_run_without_cudnn_attention() -> None:
+    # cuDNN's attention plans every new shape anew, ~0.1 s each on a GPU (annotator/model/attention.py)
+    reader = _tiny_reader("sdpa")
+    retriever = DualEncoder(reader.encoder)
+    cudnn_allowed = []
+    reader.encoder.register_forward_pre_hook(lambda *_: cudnn_allowed.append(torch.backends.cuda.cudnn_sdp_enabled()))
+    with torch.inference_mode():
+        reader(_pairs([5, 3]))
+        retriever.embed_passages(_pairs([5, 3]))
+    assert cudnn_allowed == [False, False]
+    assert torch.backends.cuda.cudnn_sdp_enabled()  # only within the passes

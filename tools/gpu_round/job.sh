@@ -25,8 +25,11 @@ MIX_PASSAGES=${MIX_PASSAGES:-1800}
 MIX_TITLE_ONLY=${MIX_TITLE_ONLY:-0.2}
 SUITE_MODELS=${SUITE_MODELS:-mix}  # which checkpoints the suite stage measures: shipped, round, mix
 SPEED_DOCS=${SPEED_DOCS:-216}
+COMPILE_MODES=${COMPILE_MODES:-reduce-overhead default}  # torch.compile modes the compile stage times
 export ENTQA_CACHE=$KIT/cache PYTHONUNBUFFERED=1
-[ -d /tmp/site ] && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+# where unpack installs the wheels the image lacks (set before it exists, so that the stages after unpack in the
+# same call find them)
+export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
 mkdir -p "$OUT"
 
 index_dir() {  # the cache folder that the index stage built and the linker reads
@@ -124,13 +127,14 @@ profile() {  # bench.profile_linker on 40 AIDA-A documents at K=100, with furthe
 }
 
 speed() {  # issue 6's GPU figures: where a request's time goes, then AIDA-A through HTTP
-    profile | tee "$OUT/profile.txt"
+    profile --cudnn-attention | tee "$OUT/profile.txt"
     timed "$PYTHON" -m bench.e2e_http --model "$MODEL" --kb "$KB" --dataset "$DEV" --docs "$SPEED_DOCS" \
         --k 100 20 --out "$OUT/e2e_http.json" --plot "$OUT/e2e_http.png"
 }
 
 compile() {  # the reader under torch.compile against eager, last: the GPU's launch overhead (docs/decisions.md#gpu-request-profile)
-    profile --top 5 --compile reduce-overhead default | tee "$OUT/compile.txt"
+    # shellcheck disable=SC2086  # one word per mode
+    profile --top 5 --compile $COMPILE_MODES | tee "$OUT/compile.txt"
 }
 
 fetch() {  # each round's checkpoint minus what the shipped one already has, in pieces under 16 MiB
