@@ -25,6 +25,11 @@ mentions can be found without labels:
   the sentence). A single-word title must also have a description and must not start a sentence (*Apple* in
   "Apple trees ...").
   Occurrences that these rules reject stay unlabelled and out of the negatives (`unlabelled_rows`).
+- **Common nouns** are labelled nowhere, the subject included: an entity whose own description writes its name
+  (the title without its qualifier) in lower case is a thing or a role (*Senate*, *King*, *Cheese*, *Country
+  music*), not a name, and AIDA annotates names only. The reader's wordpieces are uncased, so a label on
+  "the Senate" teaches it to link "senate" anywhere: 187 of the 2,282 labels of the mix's 468 descriptions were
+  such (2026-11-28). Their occurrences stay out of the negatives too.
 
 Descriptions of dates and disambiguation entries are not used.
 """
@@ -176,12 +181,22 @@ class DescriptionMentions:
             if self._eligible(title, text):
                 self.automaton.add_word(title, (row, len(title)))
         self.automaton.make_automaton()
+        self._common_nouns: dict[int, bool] = {}  # `is_common_noun`'s answers, by KB row
 
     @staticmethod
     def _eligible(title: str, text: str) -> bool:
         """Title-level rules: capitalised, no date, no disambiguation entry; a single word needs a description."""
         return (len(title) > 1 and title[0].isupper() and not is_date_title(title) and (" " in title or bool(text))
                 and not is_disambiguation(text))
+
+    def is_common_noun(self, row: int) -> bool:
+        """Whether the entity's own description writes its name (the title without a trailing qualifier) in lower
+        case, as whole words: *Senate* or *Country music*, not *Lionel Messi*."""
+        if row not in self._common_nouns:
+            name = re.sub(r"\s*\([^()]*\)$", "", self.kb.titles[row])
+            self._common_nouns[row] = name != name.lower() and re.search(
+                rf"(?<![\w-]){re.escape(name.lower())}(?![\w-])", self.kb.texts[row]) is not None
+        return self._common_nouns[row]
 
     def usable(self, row: int) -> bool:
         """Whether the entry's description can be a training document: long enough, no date, no disambiguation."""
@@ -226,7 +241,9 @@ class DescriptionMentions:
                 taken.append(occurrence)
         labelled, rejected = [], {row}  # the subject too: the passage is about it even where its name is not found
         for start, end, hit, is_subject in sorted(taken):
-            if is_subject and (start, end) == subject:  # its rules are `subject_span`'s
+            if self.is_common_noun(hit):
+                rejected.add(hit)
+            elif is_subject and (start, end) == subject:  # its rules are `subject_span`'s
                 labelled.append((start, end, hit))
             elif in_longer_name(text, start, end) or (not is_subject and " " not in text[start:end]
                                                       and starts_sentence(text, start)):

@@ -152,6 +152,23 @@ def test_other_titles_follow_the_rules(kb, finder):
     assert unlabelled == {"Apple", "Chicago", "London"}  # what the rules rejected, kept out of the negatives
 
 
+def test_common_nouns_are_labelled_nowhere_and_no_negatives():
+    # The reader's wordpieces are uncased: a label on "the Senate" would teach it to link "senate" anywhere.
+    kb = KnowledgeBase(["Cicero", "Senate", "Rome", "Country music"], [
+        "Cicero was a Roman statesman. He spoke in the Senate of Rome for decades and wrote letters.",
+        "A senate is a deliberative assembly, often the upper house of a legislature.",
+        "Rome is the capital city of Italy.",
+        "Country music is a genre of popular music; country music began in the southern United States.",
+    ])
+    finder = DescriptionMentions(kb)
+    assert [finder.is_common_noun(row) for row in range(len(kb))] == [False, True, False, True]
+    statesman = finder.find(kb.row["Cicero"])
+    assert [kb.titles[row] for _, _, row in statesman.labelled] == ["Cicero", "Rome"]
+    assert statesman.unlabelled_rows == {kb.row["Senate"]}
+    genre = finder.find(kb.row["Country music"])  # the subject too
+    assert not genre.labelled and genre.unlabelled_rows == {kb.row["Country music"]}
+
+
 def test_short_date_and_disambiguation_descriptions_are_no_documents(kb, finder):
     assert not finder.usable(kb.row["Geneva"])  # under MIN_DESCRIPTION_CHARS
     assert not finder.usable(kb.row["February 10"])
