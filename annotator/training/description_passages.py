@@ -44,6 +44,7 @@ from typing import NamedTuple
 
 import ahocorasick
 
+from annotator.kb.titles import without_qualifier
 from annotator.model.tokenization import InputBuilder
 from annotator.training.data import GoldLink, KnowledgeBase, TrainingDocument, cut_passages, wordpiece_span
 
@@ -193,7 +194,7 @@ class DescriptionMentions:
         """Whether the entity's own description writes its name (the title without a trailing qualifier) in lower
         case, as whole words: *Senate* or *Country music*, not *Lionel Messi*."""
         if row not in self._common_nouns:
-            name = re.sub(r"\s*\([^()]*\)$", "", self.kb.titles[row])
+            name = without_qualifier(self.kb.titles[row])
             self._common_nouns[row] = name != name.lower() and re.search(
                 rf"(?<![\w-]){re.escape(name.lower())}(?![\w-])", self.kb.texts[row]) is not None
         return self._common_nouns[row]
