@@ -6,13 +6,15 @@ difference), under cProfile (the `annotator/` functions by cumulative time; each
 to the host, so on a GPU a stage's waits land in that stage), and under torch.profiler (the operators and kernels
 that took longest, on the CPU and, on a GPU, on the device). `--cudnn-attention` then times them alone and again
 with PyTorch's own choice of attention kernels (cuDNN's first on an H100/H200) instead of the encoders'
-(annotator/model/attention.py), and `--compile MODE ...` with the reader under `torch.compile` in each mode
+(annotator/model/attention.py), `--without-shape-buckets` with a GPU's passes at their own shapes instead of padded
+to a few (`Batch.padded_to_buckets`), and `--compile MODE ...` with the reader under `torch.compile` in each mode
 ("reduce-overhead" replays CUDA graphs, the remedy for launch-bound passes), with how many documents kept the eager
 linker's mentions. What it found on an H200: docs/decisions.md#gpu-request-profile. Figures are printed, never
 asserted.
 
     python -m bench.profile_linker --model models/entqa-minilm --kb ../shared/data/kb/entities.jsonl.gz \
-        --dataset ../shared/data/aida/dev.ttl --docs 40 --k 100 --cudnn-attention --compile default reduce-overhead
+        --dataset ../shared/data/aida/dev.ttl --docs 40 --k 100 --cudnn-attention --without-shape-buckets \
+        --compile default reduce-overhead
 """
 from __future__ import annotations
 
@@ -31,6 +33,7 @@ from torch.nn.attention import SDPBackend
 from torch.profiler import ProfilerActivity, profile
 
 from annotator.model import attention
+from annotator.model.tokenization import Batch
 from annotator.pipeline.linker import Linker
 from annotator.settings import settings_from_variables
 from bench.e2e_http import REPOSITORY, with_top_k
@@ -92,6 +95,10 @@ def main() -> None:
                         help="also time the reader under torch.compile in each of these modes")
     parser.add_argument("--cudnn-attention", action="store_true",
                         help="also time the documents with cuDNN's attention allowed (PyTorch's default), twice")
+    parser.add_argument("--without-shape-buckets", action="store_true",
+                        help="then time the documents alone and again with a GPU's forward passes at their own "
+                             "shapes, not padded to the shape buckets: after the bucketed passes, so that the first "
+                             "of these two meets shapes not seen in this process (on the CPU nothing is padded)")
     args = parser.parse_args()
 
     settings = settings_from_variables(os.environ)  # ENTQA_CPU_PRECISION, ... as the service reads them
@@ -125,6 +132,11 @@ def main() -> None:
         with mock.patch.object(attention, "ATTENTION_BACKENDS", default):
             print(f"cuDNN attention allowed, alone: {summary(link_all(linker, texts))}")
             print(f"cuDNN attention allowed, again: {summary(link_all(linker, texts))}")
+
+    if args.without_shape_buckets:
+        with mock.patch.object(Batch, "padded_to_buckets", lambda batch, pad_id: batch):
+            print(f"shape buckets off, alone: {summary(link_all(linker, texts))}")
+            print(f"shape buckets off, again: {summary(link_all(linker, texts))}")
 
     eager = [links(linker, text) for text in texts] if args.compile else []
     for mode in args.compile:

@@ -8,6 +8,7 @@ from typing import Protocol, TypeVar
 
 import numpy as np
 import torch
+from torch.nn import functional as F
 from transformers import PreTrainedTokenizerBase
 
 from annotator.model.config import LinkerConfig
@@ -15,6 +16,14 @@ from annotator.model.config import LinkerConfig
 # EntQA joins two texts with an unused vocabulary entry; where a vocabulary has none we fall back to [SEP].
 TOPIC_MARKER = "[unused1]"
 TITLE_MARKER = "[unused2]"
+
+# Shape buckets of a GPU's forward passes (`Batch.padded_to_buckets`): there each new (rows, length) shape is thought
+# to pay a first use (cuBLAS heuristics, the caching allocator's new block sizes), as documents linked a second time
+# took 61.6 ms against 87.9 the first (docs/results/gpu-profile-2026-11-28.md), and nearly every pass had a shape of
+# its own. Rows grow to a power of two, at least BUCKET_MIN_ROWS; lengths to a multiple of BUCKET_COLUMNS. Not on
+# the CPU: there padding is real compute.
+BUCKET_MIN_ROWS = 8
+BUCKET_COLUMNS = 16
 
 
 @dataclass(frozen=True)
@@ -67,6 +76,24 @@ class Batch:
         width = int(attended.max()) + 1 if len(attended) else 0
         return Batch(self.input_ids[index, :width], mask[:, :width],
                      None if self.token_type_ids is None else self.token_type_ids[index, :width])
+
+    def padded_to_buckets(self, pad_id: int) -> Batch:
+        """This batch (of at least one row) grown to its shape bucket (see `BUCKET_MIN_ROWS`), its own rows and
+        columns unchanged in the top left corner: the new columns `pad_id`, masked, segment 0; the new rows copies
+        of the first (a row all masked can make fused attention give NaN). Callers drop the new rows' outputs;
+        masked columns change no output at a real position."""
+        rows, columns = self.input_ids.shape
+        padded_rows = max(BUCKET_MIN_ROWS, 1 << (rows - 1).bit_length())
+        padded_columns = -(-columns // BUCKET_COLUMNS) * BUCKET_COLUMNS
+        if (padded_rows, padded_columns) == (rows, columns):
+            return self
+
+        def grown(tensor: torch.Tensor, fill: int) -> torch.Tensor:
+            wide = F.pad(tensor, (0, padded_columns - columns), value=fill)
+            return torch.cat([wide, wide[:1].expand(padded_rows - rows, -1)])
+
+        return Batch(grown(self.input_ids, pad_id), grown(self.attention_mask, 0),
+                     None if self.token_type_ids is None else grown(self.token_type_ids, 0))
 
     def as_kwargs(self) -> dict[str, torch.Tensor]:
         kwargs = {"input_ids": self.input_ids, "attention_mask": self.attention_mask}

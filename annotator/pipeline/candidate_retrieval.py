@@ -40,8 +40,11 @@ class CandidateRetrieval:
         with torch.inference_mode():
             for first in range(0, len(inputs), self.batch_size):
                 check_cancelled()
-                vectors.append(self.retriever.embed_passages(
-                    self.builder.pad(inputs[first:first + self.batch_size]).to(self.device)).float())
+                batch = self.builder.pad(inputs[first:first + self.batch_size])
+                texts = batch.input_ids.shape[0]
+                if self.device.type == "cuda":  # few shapes, each paying its first use once (Batch.padded_to_buckets)
+                    batch = batch.padded_to_buckets(self.builder.pad_id)
+                vectors.append(self.retriever.embed_passages(batch.to(self.device))[:texts].float())
         _, rows = self.index.search(torch.cat(vectors).cpu().numpy(), self.top_k)
         retrieved = per_document((r[r >= 0] for r in rows), documents)
         if self.names is not None:

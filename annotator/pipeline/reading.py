@@ -68,10 +68,13 @@ class BatchedReading:
         parts = [batch.rows(chunk) for chunk in chunks]
         for chosen, part in zip(chunks, parts):
             check_cancelled()  # a document nobody waits for any more stops here (annotator.runtime.cancellation)
+            if self.device.type == "cuda":  # few shapes, each paying its first use once (Batch.padded_to_buckets)
+                part = part.padded_to_buckets(self.builder.pad_id)
             with torch.inference_mode():
                 logits = self.reader(part.to(self.device))
-            part_start, part_end = (x[:, :width].float().cpu().numpy() for x in (logits.start, logits.end))
+            # the bucket's rows dropped; its columns lie beyond `width` (every pair is longer than its passage)
+            part_start, part_end = (x[:len(chosen), :width].float().cpu().numpy() for x in (logits.start, logits.end))
             columns = part_start.shape[1]
             start[chosen, :columns], end[chosen, :columns] = part_start, part_end
-            rerank[chosen] = logits.rerank.float().cpu().numpy()
+            rerank[chosen] = logits.rerank[:len(chosen)].float().cpu().numpy()
         return start, end, rerank

@@ -127,7 +127,7 @@ profile() {  # bench.profile_linker on 40 AIDA-A documents at K=100, with furthe
 }
 
 speed() {  # issue 6's GPU figures: where a request's time goes, then AIDA-A through HTTP
-    profile --cudnn-attention | tee "$OUT/profile.txt"
+    profile --cudnn-attention --without-shape-buckets | tee "$OUT/profile.txt"
     timed "$PYTHON" -m bench.e2e_http --model "$MODEL" --kb "$KB" --dataset "$DEV" --docs "$SPEED_DOCS" \
         --k 100 --out "$OUT/e2e_http.json" --plot "$OUT/e2e_http.png"
 }
