@@ -15,7 +15,7 @@ DEV=${DEV:-$DATA/dev.ttl}
 ROUND=$KIT/reader-round
 # The model card's next reader round: the shipped reader on the shipped retriever's candidates, 64 per passage.
 READER_EPOCHS=${READER_EPOCHS:-2}
-READER_LR=${READER_LR:-2e-5}
+READER_LR=${READER_LR:-1e-5}
 READER_SEED=${READER_SEED:-131}
 READER_EXTRA=${READER_EXTRA:-}  # e.g. "--max-passages 8 --dev-docs 2" for a smoke run
 # Issue 45's round: the same on AIDA train plus passages of KB descriptions (1,800: 13 % of the mix), every described
