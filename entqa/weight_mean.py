@@ -61,15 +61,17 @@ def write_mean_checkpoint(base: Path, other: Path, *, module: str, share: float,
     if out.exists():
         raise FileExistsError(f"{out} exists: give a new folder")
     mean = weighted_mean(module_weights(base / module), module_weights(other / module), share)
-    shutil.copytree(base, out, ignore=shutil.ignore_patterns(module))
+    # Only the top-level module folder is left out (a round's output also holds e.g. `last/reader`).
+    shutil.copytree(base, out, ignore=lambda folder, names: [module] if Path(folder) == base else [])
     (out / module).mkdir()
-    shard_of = json.loads((base / module / INDEX_FILE).read_text(encoding="utf-8"))["weight_map"] \
-        if (base / module / INDEX_FILE).is_file() else dict.fromkeys(mean, "model.safetensors")
+    index = base / module / INDEX_FILE
+    shard_of = json.loads(index.read_text(encoding="utf-8"))["weight_map"] if index.is_file() \
+        else dict.fromkeys(mean, "model.safetensors")
     for shard in sorted(set(shard_of.values())):
         save_file({name: mean[name] for name, file in shard_of.items() if file == shard}, out / module / shard,
                   metadata={"format": "pt"})
-    if (base / module / INDEX_FILE).is_file():
-        shutil.copy(base / module / INDEX_FILE, out / module / INDEX_FILE)
+    if index.is_file():
+        shutil.copy(index, out / module / INDEX_FILE)
     record = {"base": str(base), "other": str(other), "module": module, "share": share}
     (out / RECORD_FILE.format(module=module)).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
 

@@ -41,10 +41,10 @@ class CandidateRetrieval:
             for first in range(0, len(inputs), self.batch_size):
                 check_cancelled()
                 batch = self.builder.pad(inputs[first:first + self.batch_size])
-                texts = batch.input_ids.shape[0]
+                passages = batch.input_ids.shape[0]
                 if self.device.type == "cuda":  # few shapes, each paying its first use once (Batch.padded_to_buckets)
                     batch = batch.padded_to_buckets(self.builder.pad_id)
-                vectors.append(self.retriever.embed_passages(batch.to(self.device))[:texts].float())
+                vectors.append(self.retriever.embed_passages(batch.to(self.device))[:passages].float())
         _, rows = self.index.search(torch.cat(vectors).cpu().numpy(), self.top_k)
         retrieved = per_document((r[r >= 0] for r in rows), documents)
         if self.names is not None:
