@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -68,42 +68,79 @@ def decode_passage(start_logits: np.ndarray, end_logits: np.ndarray, rerank_logi
     Returns:
         The surviving labelled spans, by candidate, then by descending p_span.
     """
-    if not len(rerank_logits):
-        return []
-    p_rerank = softmax(rerank_logits.astype(np.float64))  # (K,)
-    # p_span ≤ 1, so a candidate with p_rerank ≤ γ keeps no span: at most 1/γ candidates are decoded.
-    kept = np.flatnonzero(p_rerank > threshold)
-    if not len(kept):
-        return []
-    p_start = softmax(start_logits[kept].astype(np.float64))  # (kept, T)
-    p_end = softmax(end_logits[kept].astype(np.float64))
-    positions = p_start.shape[1]
-    # Only the allowed spans are scored and partially sorted: at K=100 a full sort of every (s, t) cell
+    return [replace(span, passage=passage) for span in decode_passages(
+        [PassageLogits(start_logits, end_logits, rerank_logits, starts_word, ends_word)],
+        top_spans=top_spans, max_span_len=max_span_len, threshold=threshold)]
+
+
+@dataclass(frozen=True)
+class PassageLogits:
+    """One passage's reader logits against its K candidates, and its word boundaries (see `decode_passage`)."""
+
+    start: np.ndarray  # (K, 1 + n)
+    end: np.ndarray  # (K, 1 + n)
+    rerank: np.ndarray  # (K,)
+    starts_word: Sequence[bool] | None = None  # (n,); None: spans start anywhere
+    ends_word: Sequence[bool] | None = None
+
+
+def decode_passages(passages: Sequence[PassageLogits], *, top_spans: int, max_span_len: int,
+                    threshold: float) -> list[LabelledSpan]:
+    """`decode_passage` of every passage, the same spans in passage order, the candidates of all passages of one
+    length scored in one set of array operations: a passage at a time, numpy's per-call overhead cost a GPU request
+    at K=100 about 10 ms per document (docs/decisions.md#gpu-host-work)."""
+    p_rerank = [softmax(p.rerank.astype(np.float64)) if len(p.rerank) else np.zeros(0) for p in passages]
+    # p_span ≤ 1, so a candidate with p_rerank ≤ γ keeps no span: at most 1/γ candidates per passage are decoded.
+    kept = [np.flatnonzero(p > threshold) for p in p_rerank]
+    widths = {p.start.shape[1] for p, k in zip(passages, kept) if len(k) and p.start.shape[1] > 1}  # > [CLS] alone
+    found = [_decode_width([i for i, p in enumerate(passages) if p.start.shape[1] == width and len(kept[i])],
+                           passages, p_rerank, kept, top_spans=top_spans, max_span_len=max_span_len,
+                           threshold=threshold) for width in sorted(widths)]
+    passage, candidate, rank, start, end, rerank, span = (np.concatenate(column) for column in zip(*found)) \
+        if found else [np.zeros(0)] * 7
+    order = np.lexsort((rank, candidate, passage))  # by passage, by candidate, then by descending p_span
+    return [LabelledSpan(int(passage[i]), int(candidate[i]), int(start[i]), int(end[i]), float(rerank[i]),
+                         float(span[i])) for i in order]
+
+
+def _decode_width(members: list[int], passages: Sequence[PassageLogits], p_rerank: Sequence[np.ndarray],
+                  kept: Sequence[np.ndarray], *, top_spans: int, max_span_len: int,
+                  threshold: float) -> tuple[np.ndarray, ...]:
+    """The surviving spans of `passages[members]`, all of one width, as arrays: passage, candidate, rank among the
+    candidate's spans, start, end (passage wordpieces), p_rerank, p_span."""
+    width = passages[members[0]].start.shape[1]
+    row_passage = np.concatenate([np.full(len(kept[i]), i) for i in members])  # one row per kept candidate
+    row_candidate = np.concatenate([kept[i] for i in members])
+    row_rerank = np.concatenate([p_rerank[i][kept[i]] for i in members])
+    p_start = softmax(np.concatenate([passages[i].start[kept[i]] for i in members]).astype(np.float64))
+    p_end = softmax(np.concatenate([passages[i].end[kept[i]] for i in members]).astype(np.float64))
+    # Only the cells a span may take are scored and partially sorted: at K=100 a full sort of every (s, t) cell
     # was the largest CPU cost of a GPU request (docs/decisions.md#gpu-host-work).
-    s, t = np.indices((positions, positions)).reshape(2, -1)
-    allowed = (s >= 1) & (t >= s) & (t - s < max_span_len)
-    if starts_word is not None:
-        allowed &= np.array([False, *starts_word])[s]
-    if ends_word is not None:
-        allowed &= np.array([False, *ends_word])[t]
-    starts, ends = s[allowed], t[allowed]
-    if not len(starts):
-        return []
-    scores = p_start[:, starts] * p_end[:, ends]  # (K, A)
-    top = min(top_spans, len(starts))
-    best = np.argpartition(-scores, top - 1, axis=1)[:, :top]  # (K, P), unordered
+    s, t = np.indices((width, width)).reshape(2, -1)
+    band = (s >= 1) & (t >= s) & (t - s < max_span_len)
+    starts, ends = s[band], t[band]
+    on_words = np.stack([_on_words(starts, ends, passages[i]) for i in members])[np.searchsorted(members, row_passage)]
+    scores = np.where(on_words, p_start[:, starts] * p_end[:, ends], -np.inf)  # (rows, cells)
+    top = min(top_spans, scores.shape[1])
+    best = np.argpartition(-scores, top - 1, axis=1)[:, :top]  # (rows, P), unordered
     # Descending probability, ties to the earlier span: what a stable full sort gives.
     best = np.take_along_axis(best, np.lexsort((best, -np.take_along_axis(scores, best, axis=1)), axis=1), axis=1)
+    p_span = np.take_along_axis(scores, best, axis=1)
     no_mention = p_start[:, 0] * p_end[:, 0]
-    results = []
-    for i, k in enumerate(kept):
-        for cell in best[i]:
-            p_span = scores[i, cell]
-            if p_span <= no_mention[i] or p_rerank[k] * p_span <= threshold:
-                continue
-            results.append(LabelledSpan(passage, int(k), int(starts[cell]) - 1, int(ends[cell]) - 1,
-                                        float(p_rerank[k]), float(p_span)))
-    return results
+    rows, rank = np.nonzero((p_span > no_mention[:, None]) & (row_rerank[:, None] * p_span > threshold))
+    cells = best[rows, rank]
+    return (row_passage[rows], row_candidate[rows], rank, starts[cells] - 1, ends[cells] - 1, row_rerank[rows],
+            p_span[rows, rank])
+
+
+def _on_words(starts: np.ndarray, ends: np.ndarray, logits: PassageLogits) -> np.ndarray:
+    """Whether each (start, end) cell over [CLS] + the passage starts and ends on the passage's word boundaries."""
+    on = np.ones(len(starts), dtype=bool)
+    if logits.starts_word is not None:
+        on &= np.array([False, *logits.starts_word])[starts]
+    if logits.ends_word is not None:
+        on &= np.array([False, *logits.ends_word])[ends]
+    return on
 
 
 def given_span_scores(start_logits: np.ndarray, end_logits: np.ndarray, rerank_logits: np.ndarray,

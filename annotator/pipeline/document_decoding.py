@@ -6,7 +6,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from annotator.linking import Span
-from annotator.pipeline.decoding import decode_passage, given_span_scores
+from annotator.pipeline.decoding import PassageLogits, decode_passages, given_span_scores
 from annotator.pipeline.document import Document
 from annotator.pipeline.merging import LinkedSpan, merge, to_character_spans
 
@@ -30,11 +30,9 @@ class DocumentDecoding:
 
     def _decoded(self, document: Document) -> list[LinkedSpan]:
         passages, scores = document.passages, document.scores
-        labelled = [span for i, s in enumerate(scores)
-                    for span in decode_passage(s.start, s.end, s.rerank, top_spans=self.top_spans,
-                                               max_span_len=self.max_span_len, threshold=self.threshold,
-                                               passage=i, starts_word=passages[i].starts_word,
-                                               ends_word=passages[i].ends_word)]
+        labelled = decode_passages([PassageLogits(s.start, s.end, s.rerank, p.starts_word, p.ends_word)
+                                    for p, s in zip(passages, scores)],
+                                   top_spans=self.top_spans, max_span_len=self.max_span_len, threshold=self.threshold)
         return merge(to_character_spans(labelled, passages, [s.rows for s in scores]))
 
     def _disambiguated(self, span: Span, document: Document) -> LinkedSpan:

@@ -4,7 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from annotator.pipeline.decoding import decode_passage, given_span_scores, softmax, span_probabilities
+from annotator.pipeline.decoding import (PassageLogits, decode_passage, decode_passages, given_span_scores, softmax,
+                                         span_probabilities)
 
 HIGH = 10.0
 
@@ -129,3 +130,25 @@ def test_decoding_equals_the_obvious_search(seed: int) -> None:
         assert [(s.candidate, s.start, s.end) for s in whole] == reference_decode(
             start, end, rerank, top_spans=3, max_span_len=10, threshold=threshold, starts_word=starts_word,
             ends_word=ends_word)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_passages_decoded_together_equal_each_alone(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    passages, expected = [], []
+    for i in range(rng.integers(1, 8)):  # several widths, and passages with no candidates
+        candidates, positions = rng.integers(0, 30), rng.choice([5, 17, 33])
+        start, end = (rng.normal(0, 3, (candidates, positions)) for _ in range(2))
+        rerank = rng.normal(0, 3, candidates)
+        starts_word, ends_word = (rng.random(positions - 1) < 0.7 for _ in range(2))
+        passages.append(PassageLogits(start, end, rerank, starts_word, ends_word))
+        expected += [(i, *found) for found in reference_decode(
+            start, end, rerank, top_spans=3, max_span_len=10, threshold=0.02, starts_word=starts_word,
+            ends_word=ends_word)] if candidates else []
+    spans = decode_passages(passages, top_spans=3, max_span_len=10, threshold=0.02)
+    assert [(s.passage, s.candidate, s.start, s.end) for s in spans] == expected
+
+
+def test_passage_of_no_wordpieces_decodes_to_nothing() -> None:
+    assert decode_passage(np.zeros((2, 1)), np.zeros((2, 1)), np.zeros(2), top_spans=3, max_span_len=10,
+                          threshold=0.0) == []

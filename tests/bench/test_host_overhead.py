@@ -1,0 +1,14 @@
+"""Tests for bench.host_overhead: no stage of the bench's linker runs a real encoder."""
+from __future__ import annotations
+
+from annotator.pipeline.linker import Linker
+from bench.host_overhead import RandomPassageTower, RandomReader, with_stand_ins
+
+
+def test_every_reading_stage_reads_the_stand_in(tiny_linker: Linker) -> None:
+    linker = with_stand_ins(tiny_linker, batch_size=64)
+    readings = [linker.reading, *(stage.reading for stage in linker.post_processors if hasattr(stage, "reading"))]
+    assert len(readings) >= 2  # the title-only look reads with its own reading
+    assert all(isinstance(reading.reader, RandomReader) and reading.batch_size == 64 for reading in readings)
+    assert isinstance(linker.retrieval.retriever, RandomPassageTower)
+    assert linker.link("Ajax Amsterdam signed a striker from Brazil.") is not None
