@@ -92,10 +92,12 @@ def decode_passages(passages: Sequence[PassageLogits], *, top_spans: int, max_sp
     p_rerank = [softmax(p.rerank.astype(np.float64)) if len(p.rerank) else np.zeros(0) for p in passages]
     # p_span ≤ 1, so a candidate with p_rerank ≤ γ keeps no span: at most 1/γ candidates per passage are decoded.
     kept = [np.flatnonzero(p > threshold) for p in p_rerank]
-    widths = {p.start.shape[1] for p, k in zip(passages, kept) if len(k) and p.start.shape[1] > 1}  # > [CLS] alone
-    found = [_decode_width([i for i, p in enumerate(passages) if p.start.shape[1] == width and len(kept[i])],
-                           passages, p_rerank, kept, top_spans=top_spans, max_span_len=max_span_len,
-                           threshold=threshold) for width in sorted(widths)]
+    by_width: dict[int, list[int]] = {}  # width → the passages of that width with a kept candidate
+    for i, p in enumerate(passages):
+        if len(kept[i]) and p.start.shape[1] > 1:  # a passage is more than [CLS]
+            by_width.setdefault(p.start.shape[1], []).append(i)
+    found = [_decode_width(by_width[width], passages, p_rerank, kept, top_spans=top_spans, max_span_len=max_span_len,
+                           threshold=threshold) for width in sorted(by_width)]
     passage, candidate, rank, start, end, rerank, span = (np.concatenate(column) for column in zip(*found)) \
         if found else [np.zeros(0)] * 7
     order = np.lexsort((rank, candidate, passage))  # by passage, by candidate, then by descending p_span
@@ -119,7 +121,8 @@ def _decode_width(members: list[int], passages: Sequence[PassageLogits], p_reran
     s, t = np.indices((width, width)).reshape(2, -1)
     band = (s >= 1) & (t >= s) & (t - s < max_span_len)
     starts, ends = s[band], t[band]
-    on_words = np.stack([_on_words(starts, ends, passages[i]) for i in members])[np.searchsorted(members, row_passage)]
+    on_words = np.repeat(np.stack([_on_words(starts, ends, passages[i]) for i in members]),
+                         [len(kept[i]) for i in members], axis=0)  # each passage's cells, once per kept candidate
     scores = np.where(on_words, p_start[:, starts] * p_end[:, ends], -np.inf)  # (rows, cells)
     top = min(top_spans, scores.shape[1])
     best = np.argpartition(-scores, top - 1, axis=1)[:, :top]  # (rows, P), unordered
