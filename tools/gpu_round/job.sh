@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One GPU round, run on the GPU machine from the repository root after the parts of pack.sh are in $KIT.
-# Stages run in the order given: unpack index reader reader-mix evaluate suite speed fetch compile (see README.md for
-# what each costs).
+# Stages run in the order given: unpack index reader reader-mix retriever-mix recall evaluate suite speed fetch compile
+# (see README.md for what each costs).
 #   bash tools/gpu_round/job.sh unpack index reader
 set -euo pipefail
 
@@ -23,6 +23,16 @@ READER_EXTRA=${READER_EXTRA:-}  # e.g. "--max-passages 8 --dev-docs 2" for a smo
 MIX_ROUND=$KIT/reader-mix-round
 MIX_PASSAGES=${MIX_PASSAGES:-1800}
 MIX_TITLE_ONLY=${MIX_TITLE_ONLY:-0.2}
+# Issue 45's retriever round: both towers from the shipped retriever against the whole KB's competitors, mined again
+# from a new index each epoch, on the same mix (AIDA train plus MIX_PASSAGES description passages).
+RETRIEVER_ROUND=$KIT/retriever-mix-round
+RETRIEVER_EPOCHS=${RETRIEVER_EPOCHS:-2}
+RETRIEVER_LR=${RETRIEVER_LR:-2e-5}
+RETRIEVER_SEED=${RETRIEVER_SEED:-137}
+RETRIEVER_EXTRA=${RETRIEVER_EXTRA:-}  # e.g. "--max-passages 8 --dev-docs 2" for a smoke run
+# the out-of-domain sets whose recall the recall stage measures beside AIDA-A's (OKE's golds are owl:sameAs, which
+# bench.dev_recall does not follow)
+RECALL_SETS=${RECALL_SETS:-ace2004 spotlight microposts2014-train}
 SUITE_MODELS=${SUITE_MODELS:-mix}  # which checkpoints the suite stage measures: shipped, round, mix
 SPEED_DOCS=${SPEED_DOCS:-216}
 COMPILE_MODES=${COMPILE_MODES:-reduce-overhead default}  # torch.compile modes the compile stage times
@@ -32,8 +42,8 @@ export ENTQA_CACHE=$KIT/cache PYTHONUNBUFFERED=1
 export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
 mkdir -p "$OUT"
 
-index_dir() {  # the cache folder that the index stage built and the linker reads
-    "$PYTHON" - "$MODEL" "$KB" <<'PY'
+index_dir() {  # the cache folder that the index of checkpoint $1 (default the shipped one) is built in and read from
+    "$PYTHON" - "${1:-$MODEL}" "$KB" <<'PY'
 import sys
 from annotator.model.checkpoint import load_config, load_retriever
 from annotator.entity_index import cached_index_dir, entity_tower_id
@@ -66,13 +76,18 @@ unpack() {
     "$PYTHON" -c "import torch, transformers; print('torch', torch.__version__, 'transformers', transformers.__version__)"
 }
 
-index() {
-    timed "$PYTHON" -m annotator.entity_index --model "$MODEL" --kb "$KB"
+build_index() {  # the KB's index with the entity tower of checkpoint $1
+    timed "$PYTHON" -m annotator.entity_index --model "$1" --kb "$KB"
 }
 
-checkpoint_of() {  # shipped | round | mix -> its folder
+index() {
+    build_index "$MODEL"
+}
+
+checkpoint_of() {  # shipped | round | mix | retriever-mix -> its folder
     case "$1" in shipped) echo "$MODEL" ;; round) echo "$ROUND" ;; mix) echo "$MIX_ROUND" ;;
-        *) echo "unknown checkpoint $1: shipped, round or mix" >&2; exit 2 ;; esac
+        retriever-mix) echo "$RETRIEVER_ROUND" ;;
+        *) echo "unknown checkpoint $1: shipped, round, mix or retriever-mix" >&2; exit 2 ;; esac
 }
 
 train_reader() {  # the shipped reader fine-tuned on the shipped retriever's candidates, into $1, with options $2...
@@ -96,6 +111,42 @@ reader() {
 reader_mix() {
     train_reader "$MIX_ROUND" --kb-passages "$MIX_PASSAGES" --title-only-dropout "$MIX_TITLE_ONLY"
     cp "$MIX_ROUND/metrics.jsonl" "$OUT/reader_mix_metrics.jsonl"
+}
+
+retriever_mix() {  # RETRIEVER_EPOCHS epochs of both towers, each against competitors mined from the last one's index
+    local from=$MODEL out epoch
+    for epoch in $(seq "$RETRIEVER_EPOCHS"); do
+        [ -f "$(index_dir "$from")/manifest.json" ] || build_index "$from"
+        out=$KIT/retriever-mix-epoch-$epoch
+        # shellcheck disable=SC2086  # RETRIEVER_EXTRA is a list of options
+        timed "$PYTHON" -m entqa.train entity-tower --train "$DATA/train.ttl" --dev "$DEV" --kb "$KB" \
+            --retriever "$from" --index-dir "$(index_dir "$from")" --out "$out" --both-towers \
+            --kb-passages "$MIX_PASSAGES" --epochs 1 --batch-size 32 --lr "$RETRIEVER_LR" \
+            --seed $(( RETRIEVER_SEED + epoch )) --save-steps 1000 $RETRIEVER_EXTRA
+        cat "$out/metrics.jsonl" >> "$OUT/retriever_mix_metrics.jsonl"
+        from=$out
+    done
+    build_index "$from"
+    ln -sfn "$from" "$RETRIEVER_ROUND"
+}
+
+recall() {  # bench.dev_recall of the shipped retriever and the round's on AIDA-A and RECALL_SETS: $OUT/recall.json
+    local name dir set datasets=("$DEV") parts=$KIT/recall
+    for set in $RECALL_SETS; do datasets+=("$DATA/ood-dev/$set.ttl"); done
+    mkdir -p "$parts"
+    for name in shipped retriever-mix; do
+        dir=$(checkpoint_of "$name")
+        [ -d "$dir" ] || continue
+        timed "$PYTHON" -m bench.dev_recall --model "$dir" --kb "$KB" --index-dir "$(index_dir "$dir")" \
+            --dataset "${datasets[@]}" --at 1 10 16 100 --out "$parts/$name.json"
+    done
+    "$PYTHON" - "$parts" "$OUT/recall.json" <<'PY'
+import json, sys
+from pathlib import Path
+Path(sys.argv[2]).write_text(json.dumps({part.stem: json.loads(part.read_text(encoding="utf-8"))
+                                         for part in sorted(Path(sys.argv[1]).glob("*.json"))}, indent=1),
+                             encoding="utf-8")
+PY
 }
 
 evaluate() {  # the shipped checkpoint and the round's, on the same GPU
@@ -137,18 +188,20 @@ compile() {  # the reader under torch.compile against eager, last: the GPU's lau
     profile --top 5 --compile $COMPILE_MODES | tee "$OUT/compile.txt"
 }
 
-fetch() {  # each round's checkpoint minus what the shipped one already has, in pieces under 16 MiB
-    local round name dir
-    for round in round:reader mix:reader-mix; do  # checkpoint:archive
-        dir=$(checkpoint_of "${round%%:*}") name=${round#*:}
+fetch() {  # each FETCH round's trained module with its metrics and configs, in pieces under 16 MiB
+    local round name dir module
+    # checkpoint:archive:module; a call brings back 8 files: the retriever's 5 pieces and a reader's 3 need two calls
+    for round in ${FETCH:-round:reader:reader mix:reader-mix:reader retriever-mix:retriever-mix:retriever}; do
+        IFS=: read -r name archive module <<< "$round"
+        dir=$(checkpoint_of "$name")
         [ -d "$dir" ] || continue
-        tar -C "$dir" -cf - reader metrics.jsonl reader_training_config.json config.json |
-            split -b 15M -d -a 1 - "$OUT/$name.tar.part-"
-        (cd "$OUT" && sha256sum "$name".tar.part-* > "$name.tar.sha256")
+        (cd "$dir" && tar -cf - "$module" metrics.jsonl ./*training_config.json config.json) |
+            split -b 15M -d -a 1 - "$OUT/$archive.tar.part-"
+        (cd "$OUT" && sha256sum "$archive".tar.part-* > "$archive.tar.sha256")
     done
 }
 
-STAGES="unpack index reader reader-mix evaluate suite speed fetch compile"
+STAGES="unpack index reader reader-mix retriever-mix recall evaluate suite speed fetch compile"
 [ $# -gt 0 ] || { echo "usage: $0 STAGE ..., stages: $STAGES" >&2; exit 2; }
 for stage in "$@"; do
     case " $STAGES " in
