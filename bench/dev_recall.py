@@ -35,19 +35,21 @@ def dataset_recall(linker: Linker, kb: KnowledgeBase, dataset: Path, *, document
     lookup = TitleLookup(kb)
     corpus = build_documents(read_corpus(dataset, documents=documents), linker.builder, lookup)
     started = time.perf_counter()
-    ranked, queries = [], []
+    queries = []
     with torch.inference_mode():
-        for document in tqdm(corpus, desc=f"retrieving {dataset.stem}", unit="doc"):
+        for document in tqdm(corpus, desc=f"encoding {dataset.stem}", unit="doc"):
             inputs = [passage.input_ids for passage in document.passages]
             vectors = linker.retrieval.retriever.embed_passages(linker.builder.pad(inputs).to(linker.device)).float()
             queries.append(vectors.cpu().numpy())
-            _, rows = linker.index.search(queries[-1], max(at))
-            ranked.append([r[r >= 0].tolist() for r in rows])
+    # One search for the whole corpus: a flat index scans the KB once per call, so a call per tweet is slow.
+    _, rows = linker.index.search(np.concatenate(queries), max(at))
+    ends = np.cumsum([len(q) for q in queries])
+    ranked = [[r[r >= 0].tolist() for r in rows[end - len(q):end]] for q, end in zip(queries, ends)]
     seconds = time.perf_counter() - started
     figures = {"dataset": str(dataset), "documents": len(corpus), "passages": sum(len(d.passages) for d in corpus),
                "seconds": seconds, "lookup": lookup.report(),
                "metrics": retrieval_recall(corpus, ranked, kb, ks=sorted(at))}
-    return figures, np.concatenate(queries) if queries else np.zeros((0, 0), dtype=np.float32)
+    return figures, np.concatenate(queries)
 
 
 def main() -> None:

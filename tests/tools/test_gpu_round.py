@@ -43,7 +43,8 @@ def test_index_dir_names_the_cache_folder_the_linker_reads(tiny_checkpoint: Path
 def test_retriever_round_trains_both_towers_and_brings_back_its_recall(tiny_checkpoint: Path, tiny_kb: Path,
                                                                        tmp_path: Path) -> None:
     """The retriever stages on a kit laid out as pack.sh lays it out, with the tiny checkpoint and KB: two epochs,
-    each on a new index, then recall.json for both retrievers and the round's retriever in pieces."""
+    each on a new index, then recall.json for both retrievers, the round's retriever in pieces, and a reader round
+    on the new retriever's candidates."""
     kit = tmp_path / "kit"
     shutil.copytree(tiny_checkpoint, kit / "checkpoint")
     (kit / "data" / "ood-dev").mkdir(parents=True)
@@ -54,9 +55,11 @@ def test_retriever_round_trains_both_towers_and_brings_back_its_recall(tiny_chec
     out = tmp_path / "out"
     environment = {**os.environ, "KIT": str(kit), "OUT": str(out), "PYTHON": sys.executable, "MIX_PASSAGES": "2",
                    "RECALL_SETS": "ace2004", "RETRIEVER_LR": "1e-2", "FETCH": "retriever-mix:retriever-mix:retriever",
-                   "RETRIEVER_EXTRA": "--batch-size 1 --negatives 3 --eval-competitors 1 --eval-kb-size 3 --threads 1"}
-    subprocess.run(["bash", str(JOB), "retriever-mix", "recall", "fetch"], env=environment, cwd=REPOSITORY,
-                   check=True, capture_output=True)
+                   "RETRIEVER_EXTRA": "--batch-size 1 --negatives 3 --eval-competitors 1 --eval-kb-size 3 --threads 1",
+                   "READER_RETRIEVER": str(kit / "retriever-mix-round"), "READER_EPOCHS": "1",
+                   "READER_EXTRA": "--max-entity-len 24 --batch-size 2 --candidates 3 --eval-top-k 3 --eval-kb-size 3 --threads 1"}
+    subprocess.run(["bash", str(JOB), "retriever-mix", "recall", "fetch", "reader-mix"], env=environment,
+                   cwd=REPOSITORY, check=True, capture_output=True)
 
     epochs = [json.loads(line) for line in (out / "retriever_mix_metrics.jsonl").read_text().splitlines()]
     assert len(epochs) == 2 and all("passage_R@100" in epoch for epoch in epochs)
@@ -76,3 +79,6 @@ def test_retriever_round_trains_both_towers_and_brings_back_its_recall(tiny_chec
     shipped = load_retriever(kit / "checkpoint", load_config(kit / "checkpoint"))
     assert weights_identity(trained.entity_tower) != weights_identity(shipped.entity_tower)
     assert weights_identity(trained.passage_encoder) != weights_identity(shipped.passage_encoder)
+    mix_config = json.loads((kit / "reader-mix-round" / "reader_training_config.json").read_text())
+    assert mix_config["argv"][mix_config["argv"].index("--retriever") + 1] == str(kit / "retriever-mix-round")
+    assert (out / "reader_mix_metrics.jsonl").read_text().strip()

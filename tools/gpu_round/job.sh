@@ -18,6 +18,8 @@ READER_EPOCHS=${READER_EPOCHS:-2}
 READER_LR=${READER_LR:-1e-5}
 READER_SEED=${READER_SEED:-131}
 READER_EXTRA=${READER_EXTRA:-}  # e.g. "--max-passages 8 --dev-docs 2" for a smoke run
+# whose candidates the reader rounds read: the shipped retriever, or a retriever round's ($KIT/retriever-mix-round)
+READER_RETRIEVER=${READER_RETRIEVER:-$KIT/checkpoint}
 # Issue 45's round: the same on AIDA train plus passages of KB descriptions (1,800: 13 % of the mix), every described
 # candidate shown title-only with probability MIX_TITLE_ONLY besides the dropout that balances golds and negatives.
 MIX_ROUND=$KIT/reader-mix-round
@@ -90,14 +92,14 @@ checkpoint_of() {  # shipped | round | mix | retriever-mix -> its folder
         *) echo "unknown checkpoint $1: shipped, round, mix or retriever-mix" >&2; exit 2 ;; esac
 }
 
-train_reader() {  # the shipped reader fine-tuned on the shipped retriever's candidates, into $1, with options $2...
+train_reader() {  # the shipped reader fine-tuned on READER_RETRIEVER's candidates, into $1, with options $2...
     local index out=$1
     shift
-    index=$(index_dir)
+    index=$(index_dir "$READER_RETRIEVER")
     [ -f "$index/manifest.json" ] || { echo "no index in $index: run the index stage first" >&2; exit 1; }
     # shellcheck disable=SC2086  # READER_EXTRA is a list of options
     timed "$PYTHON" -m entqa.train reader --train "$DATA/train.ttl" --dev "$DEV" --kb "$KB" \
-        --retriever "$MODEL" --init-reader "$MODEL" \
+        --retriever "$READER_RETRIEVER" --init-reader "$MODEL" \
         --index-dir "$index" --out "$out" --epochs "$READER_EPOCHS" --batch-size 16 --candidates 64 \
         --eval-kb-size 3000 --dev-docs 216 --eval-top-k 16 --max-entity-len 64 --lr "$READER_LR" \
         --save-steps 1000 --seed "$READER_SEED" "$@" $READER_EXTRA
