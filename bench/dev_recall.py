@@ -41,15 +41,15 @@ def dataset_recall(linker: Linker, kb: KnowledgeBase, dataset: Path, *, document
             inputs = [passage.input_ids for passage in document.passages]
             vectors = linker.retrieval.retriever.embed_passages(linker.builder.pad(inputs).to(linker.device)).float()
             queries.append(vectors.cpu().numpy())
+    vectors = np.concatenate(queries)
     # One search for the whole corpus: a flat index scans the KB once per call, so a call per tweet is slow.
-    _, rows = linker.index.search(np.concatenate(queries), max(at))
-    ends = np.cumsum([len(q) for q in queries])
-    ranked = [[r[r >= 0].tolist() for r in rows[end - len(q):end]] for q, end in zip(queries, ends)]
+    _, rows = linker.index.search(vectors, max(at))
+    ranked = [[r[r >= 0].tolist() for r in document_rows]
+              for document_rows in np.split(rows, np.cumsum([len(q) for q in queries])[:-1])]
     seconds = time.perf_counter() - started
-    figures = {"dataset": str(dataset), "documents": len(corpus), "passages": sum(len(d.passages) for d in corpus),
-               "seconds": seconds, "lookup": lookup.report(),
-               "metrics": retrieval_recall(corpus, ranked, kb, ks=sorted(at))}
-    return figures, np.concatenate(queries)
+    figures = {"dataset": str(dataset), "documents": len(corpus), "passages": len(vectors), "seconds": seconds,
+               "lookup": lookup.report(), "metrics": retrieval_recall(corpus, ranked, kb, ks=sorted(at))}
+    return figures, vectors
 
 
 def main() -> None:

@@ -54,7 +54,7 @@ def test_retriever_round_trains_both_towers_and_brings_back_its_recall(tiny_chec
     shutil.copy(tiny_kb, kit / "data" / "entities.jsonl")
     out = tmp_path / "out"
     environment = {**os.environ, "KIT": str(kit), "OUT": str(out), "PYTHON": sys.executable, "MIX_PASSAGES": "2",
-                   "RECALL_SETS": "ace2004", "RETRIEVER_LR": "1e-2", "FETCH": "retriever-mix:retriever-mix:retriever",
+                   "RECALL_SETS": "ace2004", "RETRIEVER_LR": "1e-2", "FETCH": "retriever-mix",
                    "RETRIEVER_EXTRA": "--batch-size 1 --negatives 3 --eval-competitors 1 --eval-kb-size 3 --threads 1",
                    "READER_RETRIEVER": str(kit / "retriever-mix-round"), "READER_EPOCHS": "1",
                    "READER_EXTRA": "--max-entity-len 24 --batch-size 2 --candidates 3 --eval-top-k 3 --eval-kb-size 3 --threads 1"}

@@ -117,12 +117,14 @@ reader_mix() {
 
 retriever_mix() {  # RETRIEVER_EPOCHS epochs of both towers, each against competitors mined from the last one's index
     local from=$MODEL out epoch
+    local index
     for epoch in $(seq "$RETRIEVER_EPOCHS"); do
-        [ -f "$(index_dir "$from")/manifest.json" ] || build_index "$from"
+        index=$(index_dir "$from")
+        [ -f "$index/manifest.json" ] || build_index "$from"
         out=$KIT/retriever-mix-epoch-$epoch
         # shellcheck disable=SC2086  # RETRIEVER_EXTRA is a list of options
         timed "$PYTHON" -m entqa.train entity-tower --train "$DATA/train.ttl" --dev "$DEV" --kb "$KB" \
-            --retriever "$from" --index-dir "$(index_dir "$from")" --out "$out" --both-towers \
+            --retriever "$from" --index-dir "$index" --out "$out" --both-towers \
             --kb-passages "$MIX_PASSAGES" --epochs 1 --batch-size 32 --lr "$RETRIEVER_LR" \
             --seed $(( RETRIEVER_SEED + epoch )) --save-steps 1000 $RETRIEVER_EXTRA
         cat "$out/metrics.jsonl" >> "$OUT/retriever_mix_metrics.jsonl"
@@ -191,12 +193,13 @@ compile() {  # the reader under torch.compile against eager, last: the GPU's lau
 }
 
 fetch() {  # each FETCH round's trained module with its metrics and configs, in pieces under 16 MiB
-    local round name dir module
-    # checkpoint:archive:module; a call brings back 8 files: the retriever's 5 pieces and a reader's 3 need two calls
-    for round in ${FETCH:-round:reader:reader mix:reader-mix:reader retriever-mix:retriever-mix:retriever}; do
-        IFS=: read -r name archive module <<< "$round"
+    local name dir archive module
+    # a call brings back 8 files: the retriever's 5 pieces and a reader's 3 need two calls
+    for name in ${FETCH:-round mix retriever-mix}; do
         dir=$(checkpoint_of "$name")
         [ -d "$dir" ] || continue
+        case "$name" in round) archive=reader module=reader ;; mix) archive=reader-mix module=reader ;;
+            *) archive=$name module=retriever ;; esac
         (cd "$dir" && tar -cf - "$module" metrics.jsonl ./*training_config.json config.json) |
             split -b 15M -d -a 1 - "$OUT/$archive.tar.part-"
         (cd "$OUT" && sha256sum "$archive".tar.part-* > "$archive.tar.sha256")
