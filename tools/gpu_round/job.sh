@@ -116,8 +116,7 @@ reader_mix() {
 }
 
 retriever_mix() {  # RETRIEVER_EPOCHS epochs of both towers, each against competitors mined from the last one's index
-    local from=$MODEL out epoch
-    local index
+    local from=$MODEL out epoch index
     for epoch in $(seq "$RETRIEVER_EPOCHS"); do
         index=$(index_dir "$from")
         [ -f "$index/manifest.json" ] || build_index "$from"
@@ -199,7 +198,8 @@ fetch() {  # each FETCH round's trained module with its metrics and configs, in 
         dir=$(checkpoint_of "$name")
         [ -d "$dir" ] || continue
         case "$name" in round) archive=reader module=reader ;; mix) archive=reader-mix module=reader ;;
-            *) archive=$name module=retriever ;; esac
+            retriever-mix) archive=retriever-mix module=retriever ;;
+            *) echo "FETCH names rounds: round, mix or retriever-mix, not $name" >&2; exit 2 ;; esac
         (cd "$dir" && tar -cf - "$module" metrics.jsonl ./*training_config.json config.json) |
             split -b 15M -d -a 1 - "$OUT/$archive.tar.part-"
         (cd "$OUT" && sha256sum "$archive".tar.part-* > "$archive.tar.sha256")
