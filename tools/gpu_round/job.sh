@@ -195,11 +195,12 @@ fetch() {  # each FETCH round's trained module with its metrics and configs, in 
     local name dir archive module
     # a call brings back 8 files: the retriever's 5 pieces and a reader's 3 need two calls
     for name in ${FETCH:-round mix retriever-mix}; do
-        dir=$(checkpoint_of "$name")
-        [ -d "$dir" ] || continue
+        # the name first: checkpoint_of's own refusal ends only its $(...) subshell, which would skip a misspelt name
         case "$name" in round) archive=reader module=reader ;; mix) archive=reader-mix module=reader ;;
             retriever-mix) archive=retriever-mix module=retriever ;;
             *) echo "FETCH names rounds: round, mix or retriever-mix, not $name" >&2; exit 2 ;; esac
+        dir=$(checkpoint_of "$name")
+        [ -d "$dir" ] || continue
         (cd "$dir" && tar -cf - "$module" metrics.jsonl ./*training_config.json config.json) |
             split -b 15M -d -a 1 - "$OUT/$archive.tar.part-"
         (cd "$OUT" && sha256sum "$archive".tar.part-* > "$archive.tar.sha256")
