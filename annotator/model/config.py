@@ -55,6 +55,9 @@ class LinkerConfig:
             Miami"), and add the mentions found outside the links so far; a given span answered NIL (D2KB)
             takes its answer from that reading too (`annotator.pipeline.title_only_look`). Not in the paper
             (docs/decisions.md#title-only-look).
+        full_titles: at the very end, a mention found end to end grows to its entity's whole title where the text
+            goes on to spell it out ("Madison" linked to *Madison, Wisconsin*, followed by ", Wisconsin"), and the
+            links inside it go (`annotator.pipeline.full_titles`). Not in the paper (docs/decisions.md#full-titles).
     """
 
     encoder: str = "all-MiniLM-L6-v2"
@@ -75,6 +78,7 @@ class LinkerConfig:
     mention_candidates: int = 3
     title_candidates: int = 3
     title_only_look: bool = True
+    full_titles: bool = True
 
     def __post_init__(self) -> None:
         if not 3 <= self.passage_len or not 1 <= self.stride <= self.passage_len - 2:
@@ -91,7 +95,8 @@ class LinkerConfig:
         """The paper's setup (section 2): K=100, γ=0.05, 128-wordpiece entities, separate towers with their own
         embeddings, retrieval only. What a retriever trained from scratch starts from."""
         return cls(max_entity_len=128, top_k=100, threshold=0.05, shared_embeddings=False,
-                   document_candidates=False, short_names=False, mention_candidates=0, title_candidates=0)
+                   document_candidates=False, short_names=False, mention_candidates=0, title_candidates=0,
+                   full_titles=False)
 
     def replace(self, **changes: Any) -> LinkerConfig:
         """A copy with some fields changed (unknown names rejected)."""

@@ -102,8 +102,7 @@ class Linker:
                      for view, given in zip(views, spans)]
         if any(document.passages for document in documents):
             self._run_stages(documents)
-        return [sorted((self._mention(text, view, span) for span in document.links), key=lambda m: (m.start, m.end))
-                for text, view, document in zip(texts, views, documents)]
+        return [self._mentions(text, view, document) for text, view, document in zip(texts, views, documents)]
 
     def _run_stages(self, documents: Sequence[Document]) -> None:
         candidates = self.retrieval.candidates(documents)
@@ -113,8 +112,16 @@ class Linker:
         for stage in self.post_processors:
             stage.revise(documents, reading=self.reading, decoding=self.decoding)
 
-    def _mention(self, text: str, view: TextView, span: LinkedSpan) -> Mention:
-        start, end = view.to_original(span.start, span.end)
+    def _mentions(self, text: str, view: TextView, document: Document) -> list[Mention]:
+        """The document's links as mentions of the original text, sorted by position; given spans come back as
+        given, found ones may take a whole tag (`TextView.found_to_original`)."""
+        spans = [(link.start, link.end) for link in document.links]
+        originals = ([view.to_original(*span) for span in spans] if document.given is not None
+                     else view.found_to_original(spans))
+        return sorted((self._mention(text, link, start, end) for link, (start, end) in zip(document.links, originals)),
+                      key=lambda m: (m.start, m.end))
+
+    def _mention(self, text: str, span: LinkedSpan, start: int, end: int) -> Mention:
         surface = text[start:end]
         if not span.is_linked(self.decoding.threshold):
             return Mention(start, end, surface, None, not_in_wiki_uri(NIL_NAMESPACE, surface), span.score)

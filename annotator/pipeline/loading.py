@@ -20,6 +20,7 @@ from annotator.model.tokenization import InputBuilder
 from annotator.pipeline.candidate_retrieval import CandidateRetrieval
 from annotator.pipeline.document_candidates import DocumentCandidates
 from annotator.pipeline.document_decoding import DocumentDecoding
+from annotator.pipeline.full_titles import FullTitles
 from annotator.pipeline.linker import Linker
 from annotator.pipeline.mention_table import MentionTable, NameCandidates
 from annotator.pipeline.reading import BatchedReading
@@ -28,6 +29,7 @@ from annotator.pipeline.stages import PostProcessor
 from annotator.pipeline.text_view import TagReader
 from annotator.pipeline.title_matches import TitleMatches
 from annotator.pipeline.title_only_look import TitleOnlyEntities, TitleOnlyLook
+from annotator.pipeline.web_addresses import WebAddresses
 from annotator.runtime.precision import cpu_reader, inference_device, kb_encoder
 from annotator.runtime.settings import RuntimeSettings
 
@@ -73,6 +75,9 @@ def load_linker(model_dir: str | Path, *, kb_path: str | Path | None = None, ind
     if config.title_only_look:
         title_only = TitleOnlyEntities(index, builder.title_marker_id, builder.sep_id)
         post_processors.append(TitleOnlyLook(dataclasses.replace(reading, index=title_only)))
+    if config.full_titles:
+        post_processors.append(FullTitles(index.titles))
+    post_processors.append(WebAddresses())  # last: the stages before add links too
     descriptions = EntityDescriptions.from_kb(kb) if kb is not None else EntityDescriptions.none()
     return Linker(text_view=TagReader(index.titles, builder.tokenizer.get_vocab()), builder=builder,
                   retrieval=CandidateRetrieval(builder=builder, retriever=retriever, index=index, device=device,

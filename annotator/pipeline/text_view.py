@@ -9,6 +9,7 @@ inserts spaces, so each original character has one place in it. Why and what it 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
@@ -30,10 +31,12 @@ _SHORTEST_RUN = 5  # shorter runs of letters are left whole: too many short titl
 @dataclass(frozen=True)
 class TextView:
     """A text as the models read it. `origin[i]` is the original index of view character `i`, or -1 for a
-    space the view inserted; `None` where the view is the original itself."""
+    space the view inserted; `None` where the view is the original itself. `tags`: the original spans of the
+    tags' names (the sign left out)."""
 
     text: str
     origin: tuple[int, ...] | None = None
+    tags: tuple[Span, ...] = ()
 
     def to_original(self, start: int, end: int) -> Span:
         """The original characters of view span `start:end` (inserted spaces at its edges left out)."""
@@ -41,6 +44,20 @@ class TextView:
             return start, end
         inside = [i for i in self.origin[start:end] if i >= 0]
         return inside[0], inside[-1] + 1
+
+    def found_to_original(self, spans: Sequence[Span]) -> list[Span]:
+        """Spans found end to end, in original offsets; one that is alone inside a tag's name takes the whole name.
+
+        A tag is one word to its writer: `@taylorswift13` names Taylor Swift whole, read as "taylor swift 13", and
+        Microposts annotates 506 of its 522 golds in tags as the whole name.
+        """
+        original = [self.to_original(start, end) for start, end in spans]
+        holders = Counter(self._tag_holding(span) for span in original)
+        return [tag if (tag := self._tag_holding(span)) is not None and holders[tag] == 1 else span
+                for span in original]
+
+    def _tag_holding(self, span: Span) -> Span | None:
+        return next((tag for tag in self.tags if tag[0] <= span[0] and span[1] <= tag[1]), None)
 
     def to_view(self, spans: Sequence[Span] | None) -> list[Span] | None:
         """Original spans (given for D2KB) in view offsets."""
@@ -77,6 +94,7 @@ class TagReader:
         """`text` with every tag's sign a space and its name cut into words."""
         characters: list[str] = []
         origin: list[int] = []
+        tags: list[Span] = []
         done = 0
         for tag in _TAG.finditer(text):
             characters += text[done:tag.start()] + " "
@@ -89,12 +107,13 @@ class TagReader:
                     origin.append(-1)
                 characters.append(" " if character == "_" else character)
                 origin.append(name_start + offset)
+            tags.append(tag.span(1))
             done = tag.end()
         if not origin:
             return TextView(text)
         characters += text[done:]
         origin += range(done, len(text))
-        return TextView("".join(characters), tuple(origin))
+        return TextView("".join(characters), tuple(origin), tuple(tags))
 
     def _cuts(self, name: str) -> set[int]:
         """Offsets in `name` before which a space goes."""

@@ -44,6 +44,22 @@ def test_offsets_map_back_to_the_name_without_its_sign() -> None:
     assert view.to_view([(text.index("ChrisBrown"), text.index(" tonight"))]) == [(start, start + 11)]
 
 
+def test_a_name_found_alone_inside_a_tag_takes_the_whole_tag() -> None:
+    text = "@taylorswift13 met @ParisHilton and #WhiteSox fans in Lyon"
+    view = READER.view(text)
+
+    def found(*surfaces: str) -> list[str]:
+        spans = []
+        for surface in surfaces:
+            start = view.text.index(surface)
+            spans.append((start, start + len(surface)))
+        return [text[start:end] for start, end in view.found_to_original(spans)]
+
+    # One name in a tag takes the tag; two in one tag keep their own; text outside tags is as found.
+    assert found("taylor swift", "Paris", "Sox") == ["taylorswift13", "ParisHilton", "WhiteSox"]
+    assert found("White", "Sox", "Lyon") == ["White", "Sox", "Lyon"]
+
+
 @given(st.text(alphabet="ab_C1 #@&/.", max_size=40), st.data())
 def test_every_original_span_maps_to_the_view_and_back(text: str, data: st.DataObject) -> None:
     view = READER.view(text)

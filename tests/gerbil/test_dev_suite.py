@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from gerbil.dev_suite import OOD_AVERAGE, OOD_AVERAGED, SETS, SetRow, main, ood_average
+from gerbil.datasets import load_dataset
+from gerbil.dev_suite import OOD_AVERAGE, OOD_AVERAGED, PROJECT_SETS, SET_NAMES, SETS, SetRow, main, ood_average
 from tests.gerbil.conftest import StubServer
 
 
@@ -33,7 +34,7 @@ def test_suite_runs_every_set_in_both_tasks(stub_server: StubServer, data_dir: P
     assert report["system"] == {"endpoint": stub_server.url} and report["ood_averaged"] == list(OOD_AVERAGED)
     for task in ("a2kb", "d2kb"):
         rows = {row["dataset"]: row for row in report["tasks"][task]["rows"]}
-        assert list(rows) == [*SETS, OOD_AVERAGE]
+        assert list(rows) == [*SET_NAMES, OOD_AVERAGE]
         assert rows[OOD_AVERAGE]["f1"] == pytest.approx(statistics.fmean(rows[n]["f1"] for n in OOD_AVERAGED))
         # The row is the GERBIL result's InKB micro F1 in percent, not another computation.
         aida = next(r for r in report["tasks"][task]["results"] if r["dataset"] == "AIDA-A")
@@ -56,3 +57,10 @@ def test_refuses_missing_sets_and_bad_overrides(tmp_path: Path, capsys: pytest.C
     with pytest.raises(SystemExit):
         main(["--data", str(tmp_path), "--sets", "AIDA-A", "--set", "merge=paper"])
     assert "unknown setting 'merge'; valid: ['add_topic'," in capsys.readouterr().err
+
+
+def test_the_projects_own_set_is_gerbil_shaped_dbpedia_gold() -> None:
+    dataset = load_dataset("todays-text", str(PROJECT_SETS["todays-text"]))
+    golds = [annotation for document in dataset.documents for annotation in document.annotations]
+    assert len(dataset.documents) == 78 and len(golds) == 180
+    assert all(len(a.uris) == 1 and a.uris[0].startswith("http://dbpedia.org/resource/") for a in golds)
