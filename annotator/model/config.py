@@ -56,8 +56,10 @@ class LinkerConfig:
             takes its answer from that reading too (`annotator.pipeline.title_only_look`). Not in the paper
             (docs/decisions.md#title-only-look).
         full_titles: at the very end, a mention found end to end grows to its entity's whole title where the text
-            goes on to spell it out ("Madison" linked to *Madison, Wisconsin*, followed by ", Wisconsin"), and the
-            links inside it go (`annotator.pipeline.full_titles`). Not in the paper (docs/decisions.md#full-titles).
+            goes on to spell it out ("Madison" linked to *Madison, Wisconsin*, followed by ", Wisconsin"), and a text
+            "X, Y" that is a KB title and holds a link becomes one mention of that entry ("Parkersburg, Iowa" where
+            only *Iowa* was linked); the links inside go (`annotator.pipeline.full_titles`). Not in the paper
+            (docs/decisions.md#full-titles).
     """
 
     encoder: str = "all-MiniLM-L6-v2"

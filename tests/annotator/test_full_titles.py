@@ -4,7 +4,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from annotator.model.config import LinkerConfig
-from annotator.pipeline.full_titles import FullTitles, full_title_links
+from annotator.pipeline.full_titles import FullTitles, comma_title_links, full_title_links
 from annotator.pipeline.merging import LinkedSpan
 
 TITLES = ["Madison, Wisconsin", "Wisconsin", "New York", "Bank of America", "America Merrill", "Warner Bros.",
@@ -54,6 +54,37 @@ def test_given_spans_are_left_as_given() -> None:
     FullTitles(TITLES).revise([d2kb, a2kb], reading=None, decoding=None)  # type: ignore[arg-type, list-item]
     assert d2kb.links == given
     assert [text[s.start:s.end] for s in a2kb.links] == ["Madison, Wisconsin"]
+
+
+COMMA_TITLES = {"Parkersburg, Iowa": 0, "Long Beach, California": 1, "Washington, D.C.": 2, "Paris, Texas": 3}
+
+
+def test_a_place_region_title_around_a_link_is_one_mention_of_that_entry() -> None:
+    text = "Born in Parkersburg, Iowa, he moved to Long Beach, California, then to Washington, D.C. for good."
+    links = [_span(text, "Iowa", 7, 0.3), _span(text, "Long Beach", 8, 0.5), _span(text, "California", 9, 0.6),
+             _span(text, "Washington", 10, 0.4)]
+    found = comma_title_links(text, links, COMMA_TITLES)
+    assert [(text[s.start:s.end], s.entity, s.score) for s in found] == [
+        ("Parkersburg, Iowa", 0, 0.3), ("Long Beach, California", 1, 0.6), ("Washington, D.C.", 2, 0.4)]
+
+
+def test_no_link_inside_or_one_crossing_the_title_leaves_the_links_alone() -> None:
+    text = "In Paris, Texas hold-outs met Paris, Texas Rangers fans."
+    crossing = [_span(text, "Texas Rangers", 5)]
+    assert comma_title_links(text, [], COMMA_TITLES) == []
+    assert comma_title_links(text, crossing, COMMA_TITLES) == crossing
+    # a title ending inside a word is no match either
+    assert comma_title_links("Paris, Texasville", [LinkedSpan(0, 5, 5, 0.5)], COMMA_TITLES) == [LinkedSpan(0, 5, 5, 0.5)]
+
+
+def test_the_post_processor_reads_its_titles_for_both_rules() -> None:
+    stage = FullTitles(["Madison, Wisconsin", "Wisconsin", "Parkersburg, Iowa", "Iowa"])
+    text = "From Madison, Wisconsin and Parkersburg, Iowa."
+    document = SimpleNamespace(text=text, given=None,
+                               links=[_span(text, "Madison", 0), _span(text, "Wisconsin", 1), _span(text, "Iowa", 3)])
+    stage.revise([document], reading=None, decoding=None)  # type: ignore[arg-type, list-item]
+    assert [(text[s.start:s.end], s.entity) for s in document.links] == [("Madison, Wisconsin", 0),
+                                                                         ("Parkersburg, Iowa", 2)]
 
 
 def test_it_ships_on_and_is_not_the_papers() -> None:
