@@ -60,6 +60,10 @@ class LinkerConfig:
             "X, Y" that is a KB title and holds a link becomes one mention of that entry ("Parkersburg, Iowa" where
             only *Iowa* was linked); the links inside go (`annotator.pipeline.full_titles`). Not in the paper
             (docs/decisions.md#full-titles).
+        written_initials: before that, a link whose text holds an initial ("George W. Bush") that its entity's title
+            spells otherwise (*George H. W. Bush*) goes to a candidate of its passages whose title is the text,
+            initials and all (`annotator.pipeline.written_initials`). Not in the paper
+            (docs/decisions.md#written-initials).
     """
 
     encoder: str = "all-MiniLM-L6-v2"
@@ -81,6 +85,7 @@ class LinkerConfig:
     title_candidates: int = 3
     title_only_look: bool = True
     full_titles: bool = True
+    written_initials: bool = True
 
     def __post_init__(self) -> None:
         if not 3 <= self.passage_len or not 1 <= self.stride <= self.passage_len - 2:
@@ -98,7 +103,7 @@ class LinkerConfig:
         embeddings, retrieval only. What a retriever trained from scratch starts from."""
         return cls(max_entity_len=128, top_k=100, threshold=0.05, shared_embeddings=False,
                    document_candidates=False, short_names=False, mention_candidates=0, title_candidates=0,
-                   full_titles=False)
+                   full_titles=False, written_initials=False)
 
     def replace(self, **changes: Any) -> LinkerConfig:
         """A copy with some fields changed (unknown names rejected)."""

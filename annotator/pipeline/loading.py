@@ -30,6 +30,7 @@ from annotator.pipeline.text_view import TagReader
 from annotator.pipeline.title_matches import TitleMatches
 from annotator.pipeline.title_only_look import TitleOnlyEntities, TitleOnlyLook
 from annotator.pipeline.web_addresses import WebAddresses
+from annotator.pipeline.written_initials import WrittenInitials
 from annotator.runtime.precision import cpu_reader, inference_device, kb_encoder
 from annotator.runtime.settings import RuntimeSettings
 
@@ -67,6 +68,7 @@ def load_linker(model_dir: str | Path, *, kb_path: str | Path | None = None, ind
                                   batch_size=runtime.batch_sizes(device.type)[1])
     reader_batch_size, retriever_batch_size = runtime.batch_sizes(device.type)
     reading = BatchedReading(builder=builder, reader=reader, index=index, device=device, batch_size=reader_batch_size)
+    descriptions = EntityDescriptions.from_kb(kb) if kb is not None else EntityDescriptions.none()
     post_processors: list[PostProcessor] = []
     if config.document_candidates:
         post_processors.append(DocumentCandidates(index.titles))
@@ -75,10 +77,11 @@ def load_linker(model_dir: str | Path, *, kb_path: str | Path | None = None, ind
     if config.title_only_look:
         title_only = TitleOnlyEntities(index, builder.title_marker_id, builder.sep_id)
         post_processors.append(TitleOnlyLook(dataclasses.replace(reading, index=title_only)))
+    if config.written_initials:
+        post_processors.append(WrittenInitials(index.titles, descriptions.described()))
     if config.full_titles:
         post_processors.append(FullTitles(index.titles))
     post_processors.append(WebAddresses())  # last: the stages before add links too
-    descriptions = EntityDescriptions.from_kb(kb) if kb is not None else EntityDescriptions.none()
     return Linker(text_view=TagReader(index.titles, builder.tokenizer.get_vocab()), builder=builder,
                   retrieval=CandidateRetrieval(builder=builder, retriever=retriever, index=index, device=device,
                                                top_k=config.top_k, batch_size=retriever_batch_size,
