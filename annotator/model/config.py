@@ -60,9 +60,9 @@ class LinkerConfig:
             "X, Y" that is a KB title and holds a link becomes one mention of that entry ("Parkersburg, Iowa" where
             only *Iowa* was linked); the links inside go (`annotator.pipeline.full_titles`). Not in the paper
             (docs/decisions.md#full-titles).
-        written_initials: before that, a link whose text holds an initial ("George W. Bush") that its entity's title
-            spells otherwise (*George H. W. Bush*) goes to a candidate of its passages whose title is the text,
-            initials and all (`annotator.pipeline.written_initials`). Not in the paper
+        written_initials: before that, a link whose text is a name with a middle initial ("George W. Bush") that its
+            entity's title spells otherwise (*George H. W. Bush*) goes to a described candidate of its passages whose
+            title is the text, initials and all (`annotator.pipeline.written_initials`). Not in the paper
             (docs/decisions.md#written-initials).
     """
 

@@ -31,15 +31,19 @@ _INITIAL = re.compile(r"[A-Z]\.")
 _JOINED_INITIAL = re.compile(r"\b([A-Z])\.\s*")  # "G.W. Bush" → "G. W. Bush"
 
 
+def _words(name: str) -> list[str]:
+    return _JOINED_INITIAL.sub(r"\1. ", name).split()
+
+
 def name_words(name: str) -> tuple[str, ...]:
     """The words of a name, each initial a word of its own, in lower case."""
-    return tuple(_JOINED_INITIAL.sub(r"\1. ", name).casefold().split())
+    return tuple(word.casefold() for word in _words(name))
 
 
 def has_middle_initial(text: str) -> bool:
     """Whether the text is a name with a middle initial: a capital letter with a full stop between two words that
     are not initials ("George W. Bush", "John F. Kennedy"; not "U.S. Open" or "J. Russell")."""
-    initial = [bool(_INITIAL.fullmatch(word)) for word in _JOINED_INITIAL.sub(r"\1. ", text).split()]
+    initial = [bool(_INITIAL.fullmatch(word)) for word in _words(text)]
     return len(initial) >= 3 and not initial[0] and not initial[-1] and any(initial[1:-1])
 
 
@@ -63,8 +67,9 @@ def initials_links(document: Document, titles: Sequence[str], described: np.ndar
     result = []
     for link in document.links:
         text = document.text[link.start:link.end]
-        if has_middle_initial(text) and name_words(without_qualifier(titles[link.entity])) != name_words(text):
-            entity = _spelled_candidate(document, link, name_words(text), titles, described)
+        words = name_words(text)
+        if has_middle_initial(text) and name_words(without_qualifier(titles[link.entity])) != words:
+            entity = _spelled_candidate(document, link, words, titles, described)
             if entity is not None:
                 logger.debug("written initials: %r takes %s, not %s", text, titles[entity], titles[link.entity])
                 link = replace(link, entity=entity)

@@ -1,5 +1,5 @@
-"""Tests for annotator.pipeline.written_initials: a name written with initials names the candidate whose title has
-those initials."""
+"""Tests for annotator.pipeline.written_initials: a name written with a middle initial names the candidate whose title
+has that initial."""
 from __future__ import annotations
 
 import numpy as np
