@@ -22,6 +22,7 @@ from annotator.pipeline.document_candidates import DocumentCandidates
 from annotator.pipeline.document_decoding import DocumentDecoding
 from annotator.pipeline.full_titles import FullTitles
 from annotator.pipeline.linker import Linker
+from annotator.pipeline.lower_case_titles import LowerCaseTitles
 from annotator.pipeline.mention_table import MentionTable, NameCandidates
 from annotator.pipeline.reading import BatchedReading
 from annotator.pipeline.short_names import ShortNames
@@ -69,6 +70,9 @@ def load_linker(model_dir: str | Path, *, kb_path: str | Path | None = None, ind
     reader_batch_size, retriever_batch_size = runtime.batch_sizes(device.type)
     reading = BatchedReading(builder=builder, reader=reader, index=index, device=device, batch_size=reader_batch_size)
     descriptions = EntityDescriptions.from_kb(kb) if kb is not None else EntityDescriptions.none()
+    # the KB's titles by text: the given spans' extra candidates, and the lower-case spans' entries
+    title_matches = (TitleMatches.from_titles(index.titles, descriptions.described(), config.title_candidates)
+                     if config.title_candidates or config.lower_case_titles else None)
     post_processors: list[PostProcessor] = []
     if config.document_candidates:
         post_processors.append(DocumentCandidates(index.titles))
@@ -81,12 +85,14 @@ def load_linker(model_dir: str | Path, *, kb_path: str | Path | None = None, ind
         post_processors.append(WrittenInitials(index.titles, descriptions.described()))
     if config.full_titles:
         post_processors.append(FullTitles(index.titles))
+    if config.lower_case_titles:
+        post_processors.append(LowerCaseTitles(title_matches))
     post_processors.append(WebAddresses())  # last: the stages before add links too
     return Linker(text_view=TagReader(index.titles, builder.tokenizer.get_vocab()), builder=builder,
                   retrieval=CandidateRetrieval(builder=builder, retriever=retriever, index=index, device=device,
                                                top_k=config.top_k, batch_size=retriever_batch_size,
                                                names=_name_candidates(model_dir, config, index),
-                                               titles=_title_matches(config, index, descriptions)),
+                                               titles=title_matches if config.title_candidates else None),
                   reading=reading,
                   decoding=DocumentDecoding(top_spans=config.top_spans, max_span_len=config.max_span_len,
                                             threshold=config.threshold),
@@ -108,14 +114,6 @@ def _name_candidates(model_dir: Path, config: LinkerConfig, index: EntityIndex) 
     except ValueError as exc:
         raise ModelLoadError(str(exc)) from exc
     return table.rows(index.titles, config.mention_candidates)
-
-
-def _title_matches(config: LinkerConfig, index: EntityIndex,
-                   descriptions: EntityDescriptions) -> TitleMatches | None:
-    """The KB's titles by the texts they match, when `config.title_candidates` asks for them."""
-    if not config.title_candidates:
-        return None
-    return TitleMatches.from_titles(index.titles, descriptions.described(), config.title_candidates)
 
 
 def _is_embedded_kb(kb: Path | None, model_dir: Path) -> bool:

@@ -16,12 +16,13 @@ class LinkedSpan:
     end: int
     entity: int
     score: float
+    by_title: bool = False  # a given span linked because its text is the entity's title, whatever its score
 
     def is_linked(self, threshold: float) -> bool:
         """Whether the span names its entity rather than NIL: the paper's bar, score above γ (`threshold`).
         Decoded spans always pass (decoding keeps only those); a given span (D2KB) whose best entity scores
-        lower is NIL."""
-        return self.score > threshold
+        lower is NIL, unless its text is its entity's title (`annotator.pipeline.lower_case_titles`)."""
+        return self.by_title or self.score > threshold
 
 
 def to_character_spans(spans: Iterable[LabelledSpan], passages: Sequence[Passage],

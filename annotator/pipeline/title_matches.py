@@ -57,12 +57,20 @@ class TitleMatches:
     def rows(self, text: str) -> list[int]:
         """The rows of the entries whose title matches `text`: its exact title first, then described entries, then
         shorter titles, at most `per_span`."""
+        return self._matches(text)[:self.per_span]
+
+    def titled(self, text: str) -> list[int]:
+        """The rows of the entries whose whole title is `text` ignoring case (no qualifier dropped), ranked as
+        `rows` ranks them, all of them."""
+        key = text.casefold()
+        return [row for row in self._matches(text) if self.titles[row].casefold() == key]
+
+    def _matches(self, text: str) -> list[int]:
         key = text.casefold()
         first, last = (np.searchsorted(self._hashes, _key(key), side=side) for side in ("left", "right"))
         found = {int(row) for row in self._rows[first:last] if key in match_forms(self.titles[row])}
-        ranked = sorted(found, key=lambda row: (self.titles[row] != text, not self.described[row],
-                                                len(self.titles[row]), self.titles[row]))
-        return ranked[:self.per_span]
+        return sorted(found, key=lambda row: (self.titles[row] != text, not self.described[row],
+                                              len(self.titles[row]), self.titles[row]))
 
     def added_to(self, candidates: Sequence[Sequence[np.ndarray]],
                  documents: Sequence[Document]) -> list[list[np.ndarray]]:

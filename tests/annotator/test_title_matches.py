@@ -83,3 +83,9 @@ def test_title_candidates_are_on_in_the_shipped_setup_off_in_the_paper_and_set_f
     assert settings_from_variables({"ENTQA_TITLE_CANDIDATES": "0"}).model == {"title_candidates": 0}
     with pytest.raises(ConfigError, match="title_candidates"):
         LinkerConfig(title_candidates=-1)
+
+
+def test_titled_keeps_the_whole_titles_of_every_match_whatever_per_span() -> None:
+    matches = TitleMatches.from_titles(TITLES, DESCRIBED, 1)
+    assert [TITLES[row] for row in matches.titled("taurus")] == ["TAURUS", "Taurus"]
+    assert [TITLES[row] for row in matches.titled("Gossip")] == ["Gossip"]
