@@ -107,7 +107,7 @@ class LinkerConfig:
         embeddings, retrieval only. What a retriever trained from scratch starts from."""
         return cls(max_entity_len=128, top_k=100, threshold=0.05, shared_embeddings=False,
                    document_candidates=False, short_names=False, mention_candidates=0, title_candidates=0,
-                   full_titles=False, written_initials=False, lower_case_titles=False)
+                   title_only_look=False, full_titles=False, written_initials=False, lower_case_titles=False)
 
     def replace(self, **changes: Any) -> LinkerConfig:
         """A copy with some fields changed (unknown names rejected)."""
