@@ -20,8 +20,9 @@ class Mention:
     `start`/`end` index the original text (`text[start:end] == surface`); `uri` is the DBpedia
     resource IRI of `title`; `score` is p_rerank × p_span of the reader (D2KB: the best such score).
     A given span (D2KB) whose best score is not above γ is NIL: `title` is None and `uri` an emerging-entity
-    IRI, `<NIL_NAMESPACE>notInWiki/<surface>` (`annotator.uris`); unless it begins in lower case and is a KB
-    title ("car": *Car*), which it then takes, with that score (`annotator.pipeline.lower_case_titles`). `description` is the start of the entity's KB
+    IRI, `<NIL_NAMESPACE>notInWiki/<surface>` (`annotator.uris`); unless its text is the title of a KB entry
+    likely meant (it begins in lower case, "car": *Car*; or the entry is its best candidate already), which it then
+    takes, with that score (`annotator.pipeline.title_answers`). `description` is the start of the entity's KB
     description ("" when NIL or unknown); it follows from `title`, so it takes no part in comparisons.
     """
 

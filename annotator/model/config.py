@@ -64,9 +64,10 @@ class LinkerConfig:
             entity's title spells otherwise (*George H. W. Bush*) goes to a described candidate of its passages whose
             title is the text, initials and all (`annotator.pipeline.written_initials`). Not in the paper
             (docs/decisions.md#written-initials).
-        lower_case_titles: then a span given to disambiguate (D2KB) that begins in lower case and was answered NIL
-            takes the KB entry whose title is its text ignoring case ("car": *Car*), if there is one
-            (`annotator.pipeline.lower_case_titles`). Not in the paper (docs/decisions.md#lower-case-titles).
+        title_answers: then a span given to disambiguate (D2KB) that was answered NIL takes the KB entry whose title
+            is its text ignoring case, where the span begins in lower case ("car": *Car*) or the entry is described
+            and the span's best candidate already (`annotator.pipeline.title_answers`). Not in the paper
+            (docs/decisions.md#title-answers).
     """
 
     encoder: str = "all-MiniLM-L6-v2"
@@ -89,7 +90,7 @@ class LinkerConfig:
     title_only_look: bool = True
     full_titles: bool = True
     written_initials: bool = True
-    lower_case_titles: bool = True
+    title_answers: bool = True
 
     def __post_init__(self) -> None:
         if not 3 <= self.passage_len or not 1 <= self.stride <= self.passage_len - 2:
@@ -107,7 +108,7 @@ class LinkerConfig:
         embeddings, retrieval only. What a retriever trained from scratch starts from."""
         return cls(max_entity_len=128, top_k=100, threshold=0.05, shared_embeddings=False,
                    document_candidates=False, short_names=False, mention_candidates=0, title_candidates=0,
-                   title_only_look=False, full_titles=False, written_initials=False, lower_case_titles=False)
+                   title_only_look=False, full_titles=False, written_initials=False, title_answers=False)
 
     def replace(self, **changes: Any) -> LinkerConfig:
         """A copy with some fields changed (unknown names rejected)."""

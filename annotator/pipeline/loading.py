@@ -22,7 +22,7 @@ from annotator.pipeline.document_candidates import DocumentCandidates
 from annotator.pipeline.document_decoding import DocumentDecoding
 from annotator.pipeline.full_titles import FullTitles
 from annotator.pipeline.linker import Linker
-from annotator.pipeline.lower_case_titles import LowerCaseTitles
+from annotator.pipeline.title_answers import TitleAnswers
 from annotator.pipeline.mention_table import MentionTable, NameCandidates
 from annotator.pipeline.reading import BatchedReading
 from annotator.pipeline.short_names import ShortNames
@@ -72,7 +72,7 @@ def load_linker(model_dir: str | Path, *, kb_path: str | Path | None = None, ind
     descriptions = EntityDescriptions.from_kb(kb) if kb is not None else EntityDescriptions.none()
     # the KB's titles by text: the given spans' extra candidates, and the lower-case spans' entries
     title_matches = (TitleMatches.from_titles(index.titles, descriptions.described(), config.title_candidates)
-                     if config.title_candidates or config.lower_case_titles else None)
+                     if config.title_candidates or config.title_answers else None)
     post_processors: list[PostProcessor] = []
     if config.document_candidates:
         post_processors.append(DocumentCandidates(index.titles))
@@ -85,8 +85,8 @@ def load_linker(model_dir: str | Path, *, kb_path: str | Path | None = None, ind
         post_processors.append(WrittenInitials(index.titles, descriptions.described()))
     if config.full_titles:
         post_processors.append(FullTitles(index.titles))
-    if config.lower_case_titles:
-        post_processors.append(LowerCaseTitles(title_matches))
+    if config.title_answers:
+        post_processors.append(TitleAnswers(title_matches))
     post_processors.append(WebAddresses())  # last: the stages before add links too
     return Linker(text_view=TagReader(index.titles, builder.tokenizer.get_vocab()), builder=builder,
                   retrieval=CandidateRetrieval(builder=builder, retriever=retriever, index=index, device=device,

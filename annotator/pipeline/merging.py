@@ -21,7 +21,7 @@ class LinkedSpan:
     def is_linked(self, threshold: float) -> bool:
         """Whether the span names its entity rather than NIL: the paper's bar, score above γ (`threshold`).
         Decoded spans always pass (decoding keeps only those); a given span (D2KB) whose best entity scores
-        lower is NIL, unless its text is its entity's title (`annotator.pipeline.lower_case_titles`)."""
+        lower is NIL, unless its text titles an entry likely meant (`annotator.pipeline.title_answers`)."""
         return self.by_title or self.score > threshold
 
 

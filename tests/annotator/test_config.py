@@ -22,7 +22,7 @@ def test_the_paper_preset_is_the_papers_setup() -> None:
     paper = LinkerConfig.paper()
     assert (paper.top_k, paper.threshold, paper.max_entity_len, paper.top_spans) == (100, 0.05, 128, 3)
     assert not (paper.document_candidates or paper.short_names or paper.mention_candidates or paper.title_candidates
-                or paper.title_only_look or paper.full_titles or paper.written_initials or paper.lower_case_titles
+                or paper.title_only_look or paper.full_titles or paper.written_initials or paper.title_answers
                 or paper.shared_embeddings)
 
 
