@@ -65,7 +65,8 @@ class LinkedMention(BaseModel):
 class LinkResponse(BaseModel):
     mentions: list[LinkedMention] = Field(description="by start offset")
     threshold: float | None = Field(description="the service's gamma: found mentions score above it (null: not "
-                                                "told); a client may raise the bar from there, never lower it")
+                                                "told), given spans are linked above it or where their text titles "
+                                                "the entity; a client may raise the bar from there, never lower it")
 
 
 class ApiError(BaseModel):
