@@ -22,12 +22,12 @@ from annotator.pipeline.document_candidates import DocumentCandidates
 from annotator.pipeline.document_decoding import DocumentDecoding
 from annotator.pipeline.full_titles import FullTitles
 from annotator.pipeline.linker import Linker
-from annotator.pipeline.title_answers import TitleAnswers
 from annotator.pipeline.mention_table import MentionTable, NameCandidates
 from annotator.pipeline.reading import BatchedReading
 from annotator.pipeline.short_names import ShortNames
 from annotator.pipeline.stages import PostProcessor
 from annotator.pipeline.text_view import TagReader
+from annotator.pipeline.title_answers import TitleAnswers
 from annotator.pipeline.title_matches import TitleMatches
 from annotator.pipeline.title_only_look import TitleOnlyEntities, TitleOnlyLook
 from annotator.pipeline.web_addresses import WebAddresses
@@ -70,7 +70,7 @@ def load_linker(model_dir: str | Path, *, kb_path: str | Path | None = None, ind
     reader_batch_size, retriever_batch_size = runtime.batch_sizes(device.type)
     reading = BatchedReading(builder=builder, reader=reader, index=index, device=device, batch_size=reader_batch_size)
     descriptions = EntityDescriptions.from_kb(kb) if kb is not None else EntityDescriptions.none()
-    # the KB's titles by text: the given spans' extra candidates, and the lower-case spans' entries
+    # the KB's titles by text, built once: the given spans' extra candidates and their title answers
     title_matches = (TitleMatches.from_titles(index.titles, descriptions.described(), config.title_candidates)
                      if config.title_candidates or config.title_answers else None)
     post_processors: list[PostProcessor] = []
