@@ -60,6 +60,9 @@ class LinkerConfig:
             "X, Y" that is a KB title and holds a link becomes one mention of that entry ("Parkersburg, Iowa" where
             only *Iowa* was linked); the links inside go (`annotator.pipeline.full_titles`). Not in the paper
             (docs/decisions.md#full-titles).
+        enclosing_names: after that, a link found end to end inside a longer name that is exactly the title of a
+            described KB entry ("Canada" in "Air Canada") becomes one link to that entry; the links inside go
+            (`annotator.pipeline.enclosing_names`). Not in the paper (docs/decisions.md#enclosing-names).
         written_initials: before that, a link whose text is a name with a middle initial ("George W. Bush") that its
             entity's title spells otherwise (*George H. W. Bush*) goes to a described candidate of its passages whose
             title is the text, initials and all (`annotator.pipeline.written_initials`). Not in the paper
@@ -89,6 +92,7 @@ class LinkerConfig:
     title_candidates: int = 3
     title_only_look: bool = True
     full_titles: bool = True
+    enclosing_names: bool = True
     written_initials: bool = True
     title_answers: bool = True
 
@@ -108,7 +112,8 @@ class LinkerConfig:
         embeddings, retrieval only. What a retriever trained from scratch starts from."""
         return cls(max_entity_len=128, top_k=100, threshold=0.05, shared_embeddings=False,
                    document_candidates=False, short_names=False, mention_candidates=0, title_candidates=0,
-                   title_only_look=False, full_titles=False, written_initials=False, title_answers=False)
+                   title_only_look=False, full_titles=False, enclosing_names=False, written_initials=False,
+                   title_answers=False)
 
     def replace(self, **changes: Any) -> LinkerConfig:
         """A copy with some fields changed (unknown names rejected)."""

@@ -20,6 +20,7 @@ from annotator.model.tokenization import InputBuilder
 from annotator.pipeline.candidate_retrieval import CandidateRetrieval
 from annotator.pipeline.document_candidates import DocumentCandidates
 from annotator.pipeline.document_decoding import DocumentDecoding
+from annotator.pipeline.enclosing_names import EnclosingNames
 from annotator.pipeline.full_titles import FullTitles
 from annotator.pipeline.linker import Linker
 from annotator.pipeline.mention_table import MentionTable, NameCandidates
@@ -70,9 +71,9 @@ def load_linker(model_dir: str | Path, *, kb_path: str | Path | None = None, ind
     reader_batch_size, retriever_batch_size = runtime.batch_sizes(device.type)
     reading = BatchedReading(builder=builder, reader=reader, index=index, device=device, batch_size=reader_batch_size)
     descriptions = EntityDescriptions.from_kb(kb) if kb is not None else EntityDescriptions.none()
-    # the KB's titles by text, built once: the given spans' extra candidates and their title answers
+    # the KB's titles by text, built once: the given spans' extra candidates, their title answers, enclosing names
     title_matches = (TitleMatches.from_titles(index.titles, descriptions.described(), config.title_candidates)
-                     if config.title_candidates or config.title_answers else None)
+                     if config.title_candidates or config.title_answers or config.enclosing_names else None)
     post_processors: list[PostProcessor] = []
     if config.document_candidates:
         post_processors.append(DocumentCandidates(index.titles))
@@ -85,6 +86,8 @@ def load_linker(model_dir: str | Path, *, kb_path: str | Path | None = None, ind
         post_processors.append(WrittenInitials(index.titles, descriptions.described()))
     if config.full_titles:
         post_processors.append(FullTitles(index.titles))
+    if config.enclosing_names:
+        post_processors.append(EnclosingNames(title_matches))
     if config.title_answers:
         post_processors.append(TitleAnswers(title_matches))
     post_processors.append(WebAddresses())  # last: the stages before add links too
