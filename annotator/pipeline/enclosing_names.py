@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from annotator.pipeline.document import Document
 from annotator.pipeline.document_decoding import DocumentDecoding
-from annotator.pipeline.merging import LinkedSpan
+from annotator.pipeline.merging import LinkedSpan, joined
 from annotator.pipeline.stages import Reading
 from annotator.pipeline.title_matches import TitleMatches
 
@@ -61,22 +61,15 @@ def enclosing_name_links(text: str, links: Sequence[LinkedSpan], matches: TitleM
         if link not in result:  # inside a name found before
             continue
         found = _enclosing_name(text, link, matches)
-        if found is None:
-            continue
-        start, end, row = found
-        inside = [other for other in result if start <= other.start and other.end <= end]
-        if any(other.start < end and start < other.end and other not in inside for other in result):
-            continue
-        merged = LinkedSpan(start, end, row, max(other.score for other in inside))
-        result = sorted([other for other in result if other not in inside] + [merged],
-                        key=lambda s: (s.start, s.end))
+        if found is not None:
+            result = joined(result, *found) or result
     return result
 
 
 def _enclosing_name(text: str, link: LinkedSpan, matches: TitleMatches) -> tuple[int, int, int] | None:
     """The longest name around `link` that a described entry's title spells exactly: its start, end and row."""
-    before = [word for word in _WORD.finditer(text, max(0, link.start - 200), link.start)][-_MAX_WORDS:]
-    after = [word for word in _WORD.finditer(text, link.end, link.end + 200)][:_MAX_WORDS]
+    before = list(_WORD.finditer(text, max(0, link.start - 200), link.start))[-_MAX_WORDS:]
+    after = list(_WORD.finditer(text, link.end, link.end + 200))[:_MAX_WORDS]
     starts = [link.start] + [word.start() + _leading_marks(word.group()) for word in before]
     ends = [link.end] + [end for word in after for end in _word_ends(word)]
     best = None
@@ -102,10 +95,11 @@ def _leading_marks(word: str) -> int:
 
 def _word_ends(word: re.Match[str]) -> list[int]:
     """Where a name may end in `word`: after it, before its closing marks, before a possessive."""
-    bare = word.group().rstrip(_CLOSING)
+    unmarked = word.group().rstrip(_CLOSING)
+    bare = unmarked
     for possessive in _POSSESSIVE:
         bare = bare.removesuffix(possessive)
-    return sorted({word.end(), word.start() + len(word.group().rstrip(_CLOSING)), word.start() + len(bare)})
+    return sorted({word.end(), word.start() + len(unmarked), word.start() + len(bare)})
 
 
 def _is_name(text: str) -> bool:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 
 from annotator.pipeline.document import Document
 from annotator.pipeline.document_decoding import DocumentDecoding
-from annotator.pipeline.merging import LinkedSpan
+from annotator.pipeline.merging import LinkedSpan, joined
 from annotator.pipeline.stages import Reading
 
 
@@ -98,13 +98,7 @@ def comma_title_links(text: str, links: Sequence[LinkedSpan], comma_titles: Mapp
         found = _comma_title(text, comma.start(), comma_titles)
         if found is None:
             continue
-        start, end, row = found
-        inside = [link for link in result if start <= link.start and link.end <= end]
-        crossing = [link for link in result if link.start < end and start < link.end and link not in inside]
-        if not inside or crossing:
-            continue
-        merged = LinkedSpan(start, end, row, max(link.score for link in inside))
-        result = sorted([link for link in result if link not in inside] + [merged], key=lambda s: (s.start, s.end))
+        result = joined(result, *found) or result
     return result
 
 

@@ -69,6 +69,17 @@ def drop_overlaps(spans: Iterable[LinkedSpan]) -> list[LinkedSpan]:
     return kept
 
 
+def joined(links: Sequence[LinkedSpan], start: int, end: int, entity: int) -> list[LinkedSpan] | None:
+    """`links` with those lying wholly inside characters `start:end` made one link to `entity` that takes their best
+    score, sorted by position; None where none lies inside or one crosses the edges."""
+    inside = [link for link in links if start <= link.start and link.end <= end]
+    if not inside or any(link.start < end and start < link.end and link not in inside for link in links):
+        return None
+    kept = [link for link in links if link not in inside]
+    return sorted([*kept, LinkedSpan(start, end, entity, max(link.score for link in inside))],
+                  key=lambda s: (s.start, s.end))
+
+
 def merge(spans: Iterable[LinkedSpan]) -> list[LinkedSpan]:
     """Merge a document's spans from all its passages, sorted by position: the best entity per span and no
     overlapping spans, because GERBIL matches one prediction per gold span (the paper merged exact duplicates
