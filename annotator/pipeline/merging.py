@@ -84,5 +84,20 @@ def merge(spans: Iterable[LinkedSpan]) -> list[LinkedSpan]:
     """Merge a document's spans from all its passages, sorted by position: the best entity per span and no
     overlapping spans, because GERBIL matches one prediction per gold span (the paper merged exact duplicates
     only)."""
-    merged = drop_overlaps(best_entity_per_span(spans))
+    merged = drop_overlaps(without_bridges(best_entity_per_span(spans)))
     return sorted(merged, key=lambda s: (s.start, s.end, -s.score, s.entity))
+
+
+def without_bridges(spans: Sequence[LinkedSpan]) -> list[LinkedSpan]:
+    """The spans less those that bridge two mentions of their own entity: a span that holds two disjoint spans of
+    the same entity. p_span is a product of independent start and end probabilities, so with two mentions of an
+    entity in a passage the first one's start and the second one's end make a span too, often the likeliest."""
+    by_entity: dict[int, list[LinkedSpan]] = {}
+    for span in spans:
+        by_entity.setdefault(span.entity, []).append(span)
+
+    def bridges(span: LinkedSpan) -> bool:
+        inside = [o for o in by_entity[span.entity] if o != span and span.start <= o.start and o.end <= span.end]
+        return any(a.end <= b.start for a in inside for b in inside)
+
+    return [span for span in spans if not bridges(span)]

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from annotator.pipeline.decoding import LabelledSpan
-from annotator.pipeline.merging import LinkedSpan, best_entity_per_span, drop_overlaps, merge, to_character_spans
+from annotator.pipeline.merging import (LinkedSpan, best_entity_per_span, drop_overlaps, merge, to_character_spans,
+                                        without_bridges)
 from annotator.model.tokenization import Passage
 
 
@@ -35,3 +36,21 @@ def test_merge_keeps_one_entity_per_span_and_no_overlaps_in_position_order() -> 
     spans = [LinkedSpan(9, 12, 4, 0.1), LinkedSpan(0, 4, 1, 0.3), LinkedSpan(0, 4, 1, 0.2), LinkedSpan(0, 4, 2, 0.5),
              LinkedSpan(2, 8, 3, 0.4)]
     assert merge(spans) == [LinkedSpan(0, 4, 2, 0.5), LinkedSpan(9, 12, 4, 0.1)]
+
+
+def test_a_span_that_bridges_two_mentions_of_its_entity_goes() -> None:
+    # "NICE. NICE, France": the first mention's start and the second's end made the likeliest span.
+    text = "NICE. NICE, France"
+    bridge, first, second = LinkedSpan(0, 10, 7, 0.5), LinkedSpan(0, 4, 7, 0.3), LinkedSpan(6, 10, 7, 0.2)
+    assert text[bridge.start:bridge.end] == "NICE. NICE"
+    assert merge([bridge, first, second]) == [first, second]
+
+
+def test_a_span_holding_other_entities_or_one_mention_stays() -> None:
+    outer = LinkedSpan(0, 22, 1, 0.5)  # "Bosnia and Herzegovina"
+    assert without_bridges([outer, LinkedSpan(0, 6, 2, 0.2), LinkedSpan(11, 22, 3, 0.2)]) == [
+        outer, LinkedSpan(0, 6, 2, 0.2), LinkedSpan(11, 22, 3, 0.2)]
+    assert without_bridges([outer, LinkedSpan(0, 6, 1, 0.2)]) == [outer, LinkedSpan(0, 6, 1, 0.2)]
+    # two overlapping inner spans are one mention, not two
+    assert without_bridges([outer, LinkedSpan(0, 10, 1, 0.2), LinkedSpan(7, 14, 1, 0.1)]) == [
+        outer, LinkedSpan(0, 10, 1, 0.2), LinkedSpan(7, 14, 1, 0.1)]
