@@ -95,9 +95,11 @@ def without_bridges(spans: Sequence[LinkedSpan]) -> list[LinkedSpan]:
     by_entity: dict[int, list[LinkedSpan]] = {}
     for span in spans:
         by_entity.setdefault(span.entity, []).append(span)
+    return [span for span in spans if not _bridges(span, by_entity[span.entity])]
 
-    def bridges(span: LinkedSpan) -> bool:
-        inside = [o for o in by_entity[span.entity] if o != span and span.start <= o.start and o.end <= span.end]
-        return any(a.end <= b.start for a in inside for b in inside)
 
-    return [span for span in spans if not bridges(span)]
+def _bridges(span: LinkedSpan, same_entity: Sequence[LinkedSpan]) -> bool:
+    inside = [other for other in same_entity
+              if other != span and span.start <= other.start and other.end <= span.end]
+    # two of them are disjoint exactly when the one that ends first ends before the one that starts last begins
+    return bool(inside) and min(other.end for other in inside) <= max(other.start for other in inside)
