@@ -53,5 +53,9 @@ class Document:
         if self.given is None:
             self.links = self.links + outside(found, self.links)
             return
+        self.relink(found)
+
+    def relink(self, found: Iterable[LinkedSpan]) -> None:
+        """Take the links a post-processor gave spans already linked or given: each replaces the link on its span."""
         by_span = {(span.start, span.end): span for span in found}
         self.links = [by_span.get((span.start, span.end), span) for span in self.links]

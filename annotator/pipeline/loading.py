@@ -78,7 +78,7 @@ def load_linker(model_dir: str | Path, *, kb_path: str | Path | None = None, ind
     if config.document_candidates:
         post_processors.append(DocumentCandidates(index.titles))
     if config.short_names:
-        post_processors.append(ShortNames(index.titles))
+        post_processors.append(ShortNames(index.titles, descriptions.described()))
     if config.title_only_look:
         title_only = TitleOnlyEntities(index, builder.title_marker_id, builder.sep_id)
         post_processors.append(TitleOnlyLook(dataclasses.replace(reading, index=title_only)))

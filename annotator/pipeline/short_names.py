@@ -2,16 +2,26 @@
 
 News names a person or a club once in full and then by one part ("Randall Cunningham" ... "Cunningham"). When
 the reader, shown the entity, still marks no span there (on AIDA-A dev, 126 of its 366 unmarked golds are part of
-another mention of their entity, docs/decisions.md#short-names), the document itself has said who is meant. A run of capitalised words
-that the linker left open and that equals the first or last words of exactly one linked multi-word mention takes
-that mention's entity and score, provided each of its words names the entity: it has three letters or more and
-occurs among the entity's title words (`title_words`: no qualifier, no generic words such as "National"), so
-that initials ("J."), "I" and a nickname that is not in the title link nothing.
+another mention of their entity, docs/decisions.md#short-names), the document itself has said who is meant. A run
+of capitalised words that the linker left open and that equals the first or last words of exactly one linked
+multi-word mention takes that mention's entity and score, provided each of its words names the entity: it has
+three letters or more and occurs among the entity's title words (`title_words`: no qualifier, no generic words such
+as "National"; accents folded, "Rios" names *Marcelo Ríos*), so that initials ("J."), "I" and a nickname that is
+not in the title link nothing.
+
+The same holds where the reader did link the short form, but to another bearer of the name: an entity whose name
+holds those words among more ("Henke": *Tom Henke*, where the document named *Nolan Henke* in full), or a title-only
+entry of just those words (*Albright* beside "Madeleine Albright"; docs/decisions.md#other-bearers). A short form
+linked to a described entity named by exactly those words ("Canada" beside "Statistics Canada", "Washington" as
+*Washington, D.C.* beside "Washington State") keeps its link.
 """
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+
+import numpy as np
 
 from annotator.pipeline.document import Document
 from annotator.pipeline.document_candidates import WORD, open_capitalised_words, title_words
@@ -24,13 +34,17 @@ MIN_WORD_LEN = 3
 
 @dataclass(frozen=True, eq=False)
 class ShortNames:
-    """Short names as a post-processor: end to end, open capitalised runs are added; given spans (D2KB) answered
-    NIL may take an entity. Nothing is read again."""
+    """Short names as a post-processor: links to another bearer of a name are moved to the one named in full; then,
+    end to end, open capitalised runs are added, and given spans (D2KB) answered NIL may take an entity. Nothing is
+    read again."""
 
     titles: Sequence[str]  # KB titles by row
+    described: np.ndarray  # (rows,) bool: whether each entity has a description
 
     def revise(self, documents: Sequence[Document], *, reading: Reading, decoding: DocumentDecoding) -> None:
         for document in documents:
+            full = [span for span in document.links if span.is_linked(decoding.threshold)]
+            document.relink(other_bearer_links(document.text, full, self.titles, self.described))
             full = [span for span in document.links if span.is_linked(decoding.threshold)]
             unlinked = (open_name_runs(document.text, document.links) if document.given is None else
                         [(span.start, span.end) for span in document.links if not span.is_linked(decoding.threshold)])
@@ -61,27 +75,73 @@ def short_name_links(text: str, spans: Iterable[tuple[int, int]], linked: Sequen
     Returns:
         One span per matched input span, with the entity and the best score of its full-name mentions.
     """
+    full_names = _full_names(text, linked)
+    result = []
+    for start, end in spans:
+        named = _named_in_full(_words(text[start:end]), full_names, titles)
+        if named is not None:
+            result.append(LinkedSpan(start, end, *named))
+    return result
+
+
+def other_bearer_links(text: str, linked: Sequence[LinkedSpan], titles: Sequence[str],
+                       described: np.ndarray) -> list[LinkedSpan]:
+    """The linked spans that name, by their first or last words, exactly one other entity linked in full in the
+    document, while their own entity is another bearer of those words: its name (the title without qualifier and
+    without a part after a comma) holds them among more words, or it is a title-only entry named by just them.
+
+    Returns:
+        Each such span with the entity and the best score of the full-name mentions.
+    """
+    full_names = _full_names(text, linked)
+    result = []
+    for span in linked:
+        words = _words(text[span.start:span.end])
+        named = _named_in_full(words, full_names, titles)
+        if named is not None and named[0] != span.entity and _another_bearer(words, span.entity, titles, described):
+            result.append(LinkedSpan(span.start, span.end, *named))
+    return result
+
+
+def _full_names(text: str, linked: Sequence[LinkedSpan]) -> dict[tuple[str, ...], dict[int, float]]:
+    """The first and last words of each linked multi-word mention → the entities so named, with their best score."""
     full_names: dict[tuple[str, ...], dict[int, float]] = {}
     for span in linked:
         words = _words(text[span.start:span.end])
-        if len(words) < 2:
-            continue
         for n in range(1, len(words)):
             for part in (words[:n], words[-n:]):
                 scores = full_names.setdefault(part, {})
                 scores[span.entity] = max(scores.get(span.entity, 0.0), span.score)
-    result = []
-    for start, end in spans:
-        words = _words(text[start:end])
-        entities = full_names.get(words, {})
-        if len(entities) != 1:
-            continue
-        (entity, score), = entities.items()
-        named_by = title_words(titles[entity])
-        if all(len(word) >= MIN_WORD_LEN and word in named_by for word in words):
-            result.append(LinkedSpan(start, end, entity, score))
-    return result
+    return full_names
+
+
+def _named_in_full(words: tuple[str, ...], full_names: dict[tuple[str, ...], dict[int, float]],
+                   titles: Sequence[str]) -> tuple[int, float] | None:
+    """The one entity whose full-name mentions `words` begin or end, with its score, where each word names it."""
+    entities = full_names.get(words, {})
+    if len(entities) != 1:
+        return None
+    (entity, score), = entities.items()
+    named_by = _title_words(titles[entity])
+    return (entity, score) if all(len(word) >= MIN_WORD_LEN and word in named_by for word in words) else None
+
+
+def _another_bearer(words: tuple[str, ...], row: int, titles: Sequence[str], described: np.ndarray) -> bool:
+    """Whether entity `row` bears the name `words` among others: its name holds them among more words, or it is a
+    title-only entry of just them. The name is the title without a part after a comma: *Washington, D.C.* is named
+    "Washington"."""
+    name = _title_words(titles[row].split(", ")[0])
+    return set(words) < name or (not described[row] and set(words) == name)
+
+
+def _title_words(title: str) -> frozenset[str]:
+    return frozenset(_folded(word) for word in title_words(title))
 
 
 def _words(surface: str) -> tuple[str, ...]:
-    return tuple(word.lower() for word in WORD.findall(surface))
+    return tuple(_folded(word) for word in WORD.findall(surface))
+
+
+def _folded(word: str) -> str:
+    """Lower case without accents: news often writes "Rios" for *Marcelo Ríos*."""
+    return "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c)).lower()

@@ -1,9 +1,11 @@
 """Tests for annotator.pipeline.short_names and how the Linker adds short names end to end and for given spans."""
 from __future__ import annotations
 
+import numpy as np
 
+from annotator.pipeline.document import Document
 from annotator.pipeline.merging import LinkedSpan
-from annotator.pipeline.short_names import open_name_runs, short_name_links
+from annotator.pipeline.short_names import ShortNames, open_name_runs, other_bearer_links, short_name_links
 from annotator.pipeline.linker import Linker
 from tests.support.scripted_linker import scripted_linker
 
@@ -36,15 +38,59 @@ def test_a_first_or_last_part_of_one_linked_full_name_takes_its_entity_and_best_
 
 
 def test_ambiguous_short_initial_or_untitled_parts_link_nothing() -> None:
-    text = ("Mark Waugh and Steve Waugh batted; Waugh was out. J. Russell Smith ran; J. ran. Roberto Duran boxed; "
-            "Duran won. I Won came out; I agree. Czech National Bank cut rates; National Bank said so.")
-    titles = ["Mark Waugh", "Steve Waugh", "J. Russell Smith", "Roberto Durán", "I Won", "Czech National Bank"]
+    text = ("Mark Waugh and Steve Waugh batted; Waugh was out. J. Russell Smith ran; J. ran. Magic Johnson played; "
+            "Magic won. I Won came out; I agree. Czech National Bank cut rates; National Bank said so.")
+    titles = ["Mark Waugh", "Steve Waugh", "J. Russell Smith", "Earvin Johnson", "I Won", "Czech National Bank"]
     linked = [_span(text, surface, row, 0.8) for row, surface in
-              enumerate(["Mark Waugh", "Steve Waugh", "J. Russell Smith", "Roberto Duran", "I Won",
+              enumerate(["Mark Waugh", "Steve Waugh", "J. Russell Smith", "Magic Johnson", "I Won",
                          "Czech National Bank"])]
-    # Waugh names two linked people; "J" and "I" are too short; "Duran" is not a word of the title "Roberto Durán";
+    # Waugh names two linked people; "J" and "I" are too short; "Magic" is not a word of the title "Earvin Johnson";
     # "National" is a generic title word.
     assert short_name_links(text, open_name_runs(text, linked), linked, titles) == []
+
+
+def test_accents_are_folded_where_the_text_drops_them() -> None:
+    text = "Marcelo Rios won in Rome. Rios served well."
+    linked = [_span(text, "Marcelo Rios", 0, 0.7)]
+    found = short_name_links(text, open_name_runs(text, linked), linked, ["Marcelo Ríos"])
+    assert [(text[s.start:s.end], s.entity) for s in found] == [("Rios", 0)]
+
+
+def test_a_short_name_linked_to_another_bearer_takes_the_entity_named_in_full() -> None:
+    text = ("Nolan Henke shot 65. Henke had no bogey. Madeleine Albright flew; Albright spoke. Statistics Canada said "
+            "Canada grew. Washington State voted; Washington agreed. Mark Waugh and Steve Waugh batted; Waugh was out.")
+    titles = ["Nolan Henke", "Tom Henke", "Madeleine Albright", "Albright", "Statistics Canada", "Canada",
+              "Washington (state)", "Washington, D.C.", "Mark Waugh", "Steve Waugh", "Dean Waugh"]
+    described = np.array([True, True, True, False, True, True, True, True, True, True, True])
+    linked = [_span(text, "Nolan Henke", 0, 0.6), _span(text, "Henke", 1, 0.3, last=True),
+              _span(text, "Madeleine Albright", 2, 0.8), _span(text, "Albright", 3, 0.5, last=True),
+              _span(text, "Statistics Canada", 4, 0.8), _span(text, "Canada", 5, 0.5, last=True),
+              _span(text, "Washington State", 6, 0.7), _span(text, "Washington", 7, 0.4, last=True),
+              _span(text, "Mark Waugh", 8, 0.9), _span(text, "Steve Waugh", 9, 0.9),
+              _span(text, "Waugh", 10, 0.2, last=True)]
+    # Henke is another Henke; Albright a title-only entry of the bare name. Canada and Washington are described
+    # entities named by their own text (a part after a comma is not the name); Waugh names two people linked in full.
+    found = other_bearer_links(text, linked, titles, described)
+    assert [(text[s.start:s.end], s.entity, s.score) for s in found] == [("Henke", 0, 0.6), ("Albright", 2, 0.8)]
+    # described, the entry *Albright* is a sense of its own
+    assert len(other_bearer_links(text, linked, titles, np.ones(len(titles), dtype=bool))) == 1
+
+
+def test_the_stage_moves_other_bearers_end_to_end_and_for_given_spans(tiny_linker: Linker) -> None:
+    text = "Nolan Henke shot 65. Later Henke had no bogey and Nolan smiled."
+    titles = ["Nolan Henke", "Tom Henke"]
+    full, short = (0, 11), (text.index("Henke", 12), text.index("Henke", 12) + 5)
+    nolan = (text.rindex("Nolan"), text.rindex("Nolan") + 5)
+    found = {}
+    for given in (None, [full, short, nolan]):
+        document = Document.tokenized(text, given, tiny_linker.builder)
+        document.links = [LinkedSpan(*full, 0, 0.6), LinkedSpan(*short, 1, 0.3)]
+        if given is not None:
+            document.links.append(LinkedSpan(*nolan, 1, 0.0))  # answered NIL
+        stage = ShortNames(titles, np.ones(2, dtype=bool))
+        stage.revise([document], reading=tiny_linker.reading, decoding=tiny_linker.decoding)
+        found[given is None] = sorted((text[s.start:s.end], s.entity) for s in document.links)
+    assert found[True] == found[False] == [("Henke", 0), ("Nolan", 0), ("Nolan Henke", 0)]
 
 
 def test_a_one_word_mention_has_no_parts() -> None:

@@ -85,7 +85,7 @@ def scripted_linker(linker: Linker, *, threshold: float, document_candidates: bo
     if document_candidates:
         post_processors.append(DocumentCandidates(titles))
     if short_names:
-        post_processors.append(ShortNames(titles))
+        post_processors.append(ShortNames(titles, linker.descriptions.described()))
     return dataclasses.replace(linker, retrieval=ScriptedRetrieval(linker.builder, titles, names),
                                reading=ScriptedReading(linker.builder, titles),
                                decoding=dataclasses.replace(linker.decoding, threshold=threshold),
