@@ -40,10 +40,12 @@ class LinkerConfig:
             +1.9 D2KB dev F1 for the shipped checkpoint (docs/decisions.md#document-candidates).
         short_names: then link a capitalised run left open (end to end) or a given span answered NIL (D2KB)
             that is the first or last words of exactly one multi-word mention the document linked, to its
-            entity ("Cunningham" after "Randall Cunningham"; `annotator.pipeline.short_names`), and move such a
+            entity ("Cunningham" after "Randall Cunningham"; `annotator.pipeline.short_names`), or an acronym of
+            its words ("NLD" after "National League for Democracy"), and, after the other name stages, move such a
             link that the reader gave another bearer of the name ("Henke" as *Tom Henke* after "Nolan Henke").
             Not in the paper; +0.9 A2KB and +1.1 D2KB dev F1 for the shipped checkpoint
-            (docs/decisions.md#short-names), and +0.3 / +0.5 for the other bearers (docs/decisions.md#other-bearers).
+            (docs/decisions.md#short-names), +0.3 / +0.5 for the other bearers (docs/decisions.md#other-bearers)
+            and +0.2 / +0.2 for the acronyms.
         mention_candidates: add to each passage's retrieved candidates, for every capitalised name in it, up to this
             many entities the training links gave that name most often (`annotator.pipeline.mention_table`, the
             checkpoint's `mentions.tsv`); the reader decides as for the others. 0 = off (the paper retrieves only);

@@ -25,7 +25,7 @@ from annotator.pipeline.full_titles import FullTitles
 from annotator.pipeline.linker import Linker
 from annotator.pipeline.mention_table import MentionTable, NameCandidates
 from annotator.pipeline.reading import BatchedReading
-from annotator.pipeline.short_names import ShortNames
+from annotator.pipeline.short_names import OtherBearers, ShortNames
 from annotator.pipeline.stages import PostProcessor
 from annotator.pipeline.text_view import TagReader
 from annotator.pipeline.title_answers import TitleAnswers
@@ -78,7 +78,7 @@ def load_linker(model_dir: str | Path, *, kb_path: str | Path | None = None, ind
     if config.document_candidates:
         post_processors.append(DocumentCandidates(index.titles))
     if config.short_names:
-        post_processors.append(ShortNames(index.titles, descriptions.described()))
+        post_processors.append(ShortNames(index.titles))
     if config.title_only_look:
         title_only = TitleOnlyEntities(index, builder.title_marker_id, builder.sep_id)
         post_processors.append(TitleOnlyLook(dataclasses.replace(reading, index=title_only)))
@@ -88,6 +88,8 @@ def load_linker(model_dir: str | Path, *, kb_path: str | Path | None = None, ind
         post_processors.append(FullTitles(index.titles))
     if config.enclosing_names:
         post_processors.append(EnclosingNames(title_matches))
+    if config.short_names:  # last of the name stages: it follows the full names' final entities
+        post_processors.append(OtherBearers(index.titles, descriptions.described()))
     if config.title_answers:
         post_processors.append(TitleAnswers(title_matches))
     post_processors.append(WebAddresses())  # last: the stages before add links too

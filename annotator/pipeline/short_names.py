@@ -14,15 +14,22 @@ holds those words among more ("Henke": *Tom Henke*, where the document named *No
 entry of just those words (*Albright* beside "Madeleine Albright"; docs/decisions.md#other-bearers). A short form
 linked to a described entity named by exactly those words ("Canada" beside "Statistics Canada", "Washington" as
 *Washington, D.C.* beside "Washington State") keeps its link.
+
+An acronym is a short name too: "NLD" after "National League for Democracy", "U.S." after "United States". A word
+of three capitals or more, or two or more letters each followed by a dot, left open or given and answered NIL, takes
+the one entity linked in the document by a mention whose words begin with its letters, where the entity's title is
+so abbreviated too (docs/decisions.md#short-names).
 """
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from annotator.kb.titles import without_qualifier
 from annotator.pipeline.document import Document
 from annotator.pipeline.document_candidates import WORD, open_capitalised_words, title_words
 from annotator.pipeline.document_decoding import DocumentDecoding
@@ -30,25 +37,32 @@ from annotator.pipeline.merging import LinkedSpan
 from annotator.pipeline.stages import Reading
 
 MIN_WORD_LEN = 3
+# "NLD", "FOMC", "U.S.", "U.N.": two capitals without dots are too often a word of a capitalised headline ("AS", "IN")
+ACRONYM = re.compile(r"(?:[A-Z]\.){2,6}|[A-Z]{3,6}")
+# The capitals that begin a name's words (hyphenated parts included): "Agence France-Presse" gives "AFP"
+_INITIAL = re.compile(r"(?<![^\W\d_])[A-Z]")
 
 
 @dataclass(frozen=True, eq=False)
 class ShortNames:
-    """Short names as a post-processor: links to another bearer of a name are moved to the one named in full; then,
-    end to end, open capitalised runs are added, and given spans (D2KB) answered NIL may take an entity. Nothing is
-    read again."""
+    """Short names as a post-processor: end to end, open capitalised runs and acronyms are added, and given spans
+    (D2KB) answered NIL may take an entity. Nothing is read again."""
 
     titles: Sequence[str]  # KB titles by row
-    described: np.ndarray  # (rows,) bool: whether each entity has a description
 
     def revise(self, documents: Sequence[Document], *, reading: Reading, decoding: DocumentDecoding) -> None:
         for document in documents:
             full = [span for span in document.links if span.is_linked(decoding.threshold)]
-            document.relink(other_bearer_links(document.text, full, self.titles, self.described))
-            full = [span for span in document.links if span.is_linked(decoding.threshold)]
-            unlinked = (open_name_runs(document.text, document.links) if document.given is None else
-                        [(span.start, span.end) for span in document.links if not span.is_linked(decoding.threshold)])
-            document.add_links(short_name_links(document.text, unlinked, full, self.titles))
+            if document.given is None:
+                document.add_links(short_name_links(document.text, open_name_runs(document.text, document.links),
+                                                    full, self.titles))
+                document.add_links(acronym_links(document.text, open_acronyms(document.text, document.links),
+                                                 full, self.titles))
+            else:
+                unlinked = [(span.start, span.end) for span in document.links
+                            if not span.is_linked(decoding.threshold)]
+                document.add_links(short_name_links(document.text, unlinked, full, self.titles))
+                document.add_links(acronym_links(document.text, unlinked, full, self.titles))
 
 
 def open_name_runs(text: str, linked: Sequence[LinkedSpan]) -> list[tuple[int, int]]:
@@ -60,6 +74,69 @@ def open_name_runs(text: str, linked: Sequence[LinkedSpan]) -> list[tuple[int, i
         else:
             runs.append([word.span()])
     return [(run[0][0], run[-1][1]) for run in runs]
+
+
+@dataclass(frozen=True, eq=False)
+class OtherBearers:
+    """Links to another bearer of a name moved to the one the document named in full, as a post-processor. It runs
+    after the stages that change a full name's entity (written initials, enclosing names), so that a short form
+    follows the full name's last entity: "Bush" beside "George W. Bush" ends as *George W. Bush*."""
+
+    titles: Sequence[str]  # KB titles by row
+    described: np.ndarray  # (rows,) bool: whether each entity has a description
+
+    def revise(self, documents: Sequence[Document], *, reading: Reading, decoding: DocumentDecoding) -> None:
+        for document in documents:
+            full = [span for span in document.links if span.is_linked(decoding.threshold)]
+            document.relink(other_bearer_links(document.text, full, self.titles, self.described))
+
+
+def open_acronyms(text: str, linked: Sequence[LinkedSpan]) -> list[tuple[int, int]]:
+    """The words written as an acronym (`ACRONYM`) that start outside every linked span."""
+    return [span for span in (_acronym_span(text, word) for word in open_capitalised_words(text, linked))
+            if span is not None]
+
+
+def _acronym_span(text: str, word: re.Match[str]) -> tuple[int, int] | None:
+    # `WORD` leaves the last dot of "U.S." out; the acronym takes it
+    for end in (min(word.end() + 1, len(text)), word.end()):
+        if ACRONYM.fullmatch(text, word.start(), end):
+            return word.start(), end
+    return None
+
+
+def acronym_links(text: str, spans: Iterable[tuple[int, int]], linked: Sequence[LinkedSpan],
+                  titles: Sequence[str]) -> list[LinkedSpan]:
+    """The spans written as an acronym of exactly one entity linked in the document by its words: the capitals
+    that begin the words of one of its mentions, and of its title ("National League for Democracy" for "NLD").
+
+    Args:
+        text: the document.
+        spans: character spans that the linker left unlinked (`open_acronyms`, or given spans answered NIL).
+        linked: the document's linked mentions.
+        titles: KB titles by row.
+
+    Returns:
+        One span per matched input span, with the entity and the best score of its written-out mentions.
+    """
+    written_out: dict[str, dict[int, float]] = {}
+    for span in linked:
+        letters = _initials(text[span.start:span.end])
+        if len(letters) >= 2 and _initials(without_qualifier(titles[span.entity])) == letters:
+            scores = written_out.setdefault(letters, {})
+            scores[span.entity] = max(scores.get(span.entity, 0.0), span.score)
+    result = []
+    for start, end in spans:
+        surface = text[start:end]
+        entities = written_out.get(surface.replace(".", ""), {}) if ACRONYM.fullmatch(surface) else {}
+        if len(entities) == 1:
+            (entity, score), = entities.items()
+            result.append(LinkedSpan(start, end, entity, score))
+    return result
+
+
+def _initials(name: str) -> str:
+    return "".join(_INITIAL.findall(name))
 
 
 def short_name_links(text: str, spans: Iterable[tuple[int, int]], linked: Sequence[LinkedSpan],

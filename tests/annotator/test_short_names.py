@@ -5,7 +5,8 @@ import numpy as np
 
 from annotator.pipeline.document import Document
 from annotator.pipeline.merging import LinkedSpan
-from annotator.pipeline.short_names import ShortNames, open_name_runs, other_bearer_links, short_name_links
+from annotator.pipeline.short_names import (OtherBearers, ShortNames, acronym_links, open_acronyms, open_name_runs,
+                                            other_bearer_links, short_name_links)
 from annotator.pipeline.linker import Linker
 from tests.support.scripted_linker import scripted_linker
 
@@ -87,10 +88,50 @@ def test_the_stage_moves_other_bearers_end_to_end_and_for_given_spans(tiny_linke
         document.links = [LinkedSpan(*full, 0, 0.6), LinkedSpan(*short, 1, 0.3)]
         if given is not None:
             document.links.append(LinkedSpan(*nolan, 1, 0.0))  # answered NIL
-        stage = ShortNames(titles, np.ones(2, dtype=bool))
-        stage.revise([document], reading=tiny_linker.reading, decoding=tiny_linker.decoding)
+        for stage in (ShortNames(titles), OtherBearers(titles, np.ones(2, dtype=bool))):
+            stage.revise([document], reading=tiny_linker.reading, decoding=tiny_linker.decoding)
         found[given is None] = sorted((text[s.start:s.end], s.entity) for s in document.links)
     assert found[True] == found[False] == [("Henke", 0), ("Nolan", 0), ("Nolan Henke", 0)]
+
+
+def test_open_acronyms_are_three_capitals_or_dotted_letters_outside_links() -> None:
+    text = "The NLD, the U.S. and NFL. AS IN A.B Nato OECD-led U.N."
+    linked = [_span(text, "OECD", 0, 0.9)]
+    # two capitals without dots are words of a capitalised headline; "A.B" lacks its last dot
+    assert _surfaces(text, open_acronyms(text, linked)) == ["NLD", "U.S.", "NFL", "U.N."]
+
+
+def test_an_acronym_takes_the_one_entity_written_out_with_its_initials() -> None:
+    text = ("The National League for Democracy (NLD) met; NLD members and the UNITED NATIONS (U.N.) agreed. "
+            "Agence France-Presse (AFP) said. Khmer Nation Party (KNP) and the IMF, BBC, CIA spoke.")
+    titles = ["National League for Democracy", "United Nations", "Agence France-Presse",
+              "Khmer National Party of Cambodia", "British Broadcasting Company", "BBC Radio"]
+    linked = [_span(text, "National League for Democracy", 0, 0.7), _span(text, "UNITED NATIONS", 1, 0.9),
+              _span(text, "Agence France-Presse", 2, 0.8), _span(text, "Khmer Nation Party", 3, 0.6)]
+    found = acronym_links(text, open_acronyms(text, linked), linked, titles)
+    # KNP: the entity's title is abbreviated otherwise; IMF, BBC, CIA: nothing written out
+    assert [(text[s.start:s.end], s.entity, s.score) for s in found] == [
+        ("NLD", 0, 0.7), ("NLD", 0, 0.7), ("U.N.", 1, 0.9), ("AFP", 2, 0.8)]
+
+
+def test_an_acronym_of_two_entities_links_nothing() -> None:
+    text = "Budapest Stock Exchange and Bombay Stock Exchange: BSE shares fell."
+    titles = ["Budapest Stock Exchange", "Bombay Stock Exchange"]
+    linked = [_span(text, "Budapest Stock Exchange", 0, 0.8), _span(text, "Bombay Stock Exchange", 1, 0.8)]
+    assert acronym_links(text, open_acronyms(text, linked), linked, titles) == []
+
+
+def test_the_stage_links_acronyms_end_to_end_and_for_given_spans(tiny_linker: Linker) -> None:
+    text = "The Federal Open Market Committee met. The FOMC held rates."
+    full, short = (4, 33), (text.index("FOMC"), text.index("FOMC") + 4)
+    found = {}
+    for given in (None, [full, short]):
+        document = Document.tokenized(text, given, tiny_linker.builder)
+        document.links = [LinkedSpan(*full, 0, 0.6)] + ([LinkedSpan(*short, 0, 0.0)] if given else [])
+        stage = ShortNames(["Federal Open Market Committee"])
+        stage.revise([document], reading=tiny_linker.reading, decoding=tiny_linker.decoding)
+        found[given is None] = sorted((text[s.start:s.end], s.entity, s.score) for s in document.links)
+    assert found[True] == found[False] == [("FOMC", 0, 0.6), ("Federal Open Market Committee", 0, 0.6)]
 
 
 def test_a_one_word_mention_has_no_parts() -> None:

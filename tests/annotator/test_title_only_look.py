@@ -14,7 +14,7 @@ from annotator.pipeline.document_candidates import DocumentCandidates
 from annotator.pipeline.full_titles import FullTitles
 from annotator.pipeline.linker import Linker
 from annotator.pipeline.title_answers import TitleAnswers
-from annotator.pipeline.short_names import ShortNames
+from annotator.pipeline.short_names import OtherBearers, ShortNames
 from annotator.pipeline.title_only_look import TitleOnlyEntities, TitleOnlyLook, rejected_candidates
 from annotator.pipeline.web_addresses import WebAddresses
 from annotator.pipeline.written_initials import WrittenInitials
@@ -110,7 +110,8 @@ def test_the_shipped_linker_looks_last_of_the_stages_that_read(tiny_checkpoint: 
                                     config_overrides=switches)
     # the stages after the look read nothing
     assert [type(stage) for stage in linker.post_processors] == [
-        DocumentCandidates, ShortNames, TitleOnlyLook, WrittenInitials, FullTitles, TitleAnswers, WebAddresses]
+        DocumentCandidates, ShortNames, TitleOnlyLook, WrittenInitials, FullTitles, OtherBearers, TitleAnswers,
+        WebAddresses]
     assert isinstance(linker.post_processors[2].reading.index, TitleOnlyEntities)
     assert not any(isinstance(stage, TitleOnlyLook) for stage in Linker.from_pretrained(
         tiny_checkpoint, kb_path=tiny_kb, device="cpu", runtime=TINY_RUNTIME).post_processors)  # the paper's setup

@@ -2,6 +2,8 @@
 has that initial."""
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 from transformers import PreTrainedTokenizerBase
@@ -10,6 +12,7 @@ from annotator.model.config import LinkerConfig
 from annotator.model.tokenization import InputBuilder
 from annotator.pipeline.document import Document, PassageScores
 from annotator.pipeline.merging import LinkedSpan
+from annotator.pipeline.short_names import OtherBearers
 from annotator.pipeline.written_initials import WrittenInitials, initials_links, has_middle_initial, name_words
 
 TITLES = ["George H. W. Bush", "George W. Bush", "White House", "US Open (tennis)", "U.S. Open (golf)",
@@ -102,6 +105,18 @@ def test_found_and_given_links_alike(builder: InputBuilder) -> None:
     doc.given = [(0, 14)]
     WrittenInitials(TITLES, DESCRIBED).revise([doc], reading=None, decoding=None)  # type: ignore[arg-type]
     assert [TITLES[link.entity] for link in doc.links] == ["George W. Bush"]
+
+
+def test_a_short_form_follows_the_full_name_to_the_initials_entity(builder: InputBuilder) -> None:
+    # "Bush" took *George H. W. Bush* from the full name; the initials move the full name, then the later
+    # other-bearers stage moves the short form after it (docs/decisions.md#other-bearers)
+    text = "George W. Bush spoke. Bush smiled."
+    doc = document(text, builder, [0, 1], [("George W. Bush", 0)])
+    doc.links.append(LinkedSpan(text.rindex("Bush"), len(text) - len(" smiled."), 0, 0.3))
+    for stage in (WrittenInitials(TITLES, DESCRIBED), OtherBearers(TITLES, DESCRIBED)):
+        stage.revise([doc], reading=None, decoding=SimpleNamespace(threshold=0.02))  # type: ignore[arg-type]
+    assert [(text[link.start:link.end], TITLES[link.entity]) for link in doc.links] == [
+        ("George W. Bush", "George W. Bush"), ("Bush", "George W. Bush")]
 
 
 def test_it_ships_on_and_is_not_the_papers() -> None:

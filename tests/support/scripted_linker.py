@@ -12,7 +12,7 @@ from annotator.pipeline.document import Document, PassageScores
 from annotator.pipeline.document_candidates import DocumentCandidates
 from annotator.pipeline.linker import Linker
 from annotator.pipeline.mention_table import NameCandidates
-from annotator.pipeline.short_names import ShortNames
+from annotator.pipeline.short_names import OtherBearers, ShortNames
 from annotator.pipeline.stages import PostProcessor
 
 
@@ -85,7 +85,7 @@ def scripted_linker(linker: Linker, *, threshold: float, document_candidates: bo
     if document_candidates:
         post_processors.append(DocumentCandidates(titles))
     if short_names:
-        post_processors.append(ShortNames(titles, linker.descriptions.described()))
+        post_processors += [ShortNames(titles), OtherBearers(titles, linker.descriptions.described())]
     return dataclasses.replace(linker, retrieval=ScriptedRetrieval(linker.builder, titles, names),
                                reading=ScriptedReading(linker.builder, titles),
                                decoding=dataclasses.replace(linker.decoding, threshold=threshold),
