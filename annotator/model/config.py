@@ -75,6 +75,10 @@ class LinkerConfig:
             is its text ignoring case, where the span begins in lower case ("car": *Car*) or the entry is described
             and the span's best candidate already (`annotator.pipeline.title_answers`). Not in the paper
             (docs/decisions.md#title-answers).
+        national_teams: in a document whose links name national teams of one kind (*Turkey national football
+            team*), a link to a country written as its title ("Belgium") takes the country's team of that kind,
+            unless the text reads it as a place ("in Belgium", "TOFTIR, Faroe Islands";
+            `annotator.pipeline.national_teams`). Not in the paper (docs/decisions.md#national-teams).
     """
 
     encoder: str = "all-MiniLM-L6-v2"
@@ -99,6 +103,7 @@ class LinkerConfig:
     enclosing_names: bool = True
     written_initials: bool = True
     title_answers: bool = True
+    national_teams: bool = True
 
     def __post_init__(self) -> None:
         if not 3 <= self.passage_len or not 1 <= self.stride <= self.passage_len - 2:
@@ -117,7 +122,7 @@ class LinkerConfig:
         return cls(max_entity_len=128, top_k=100, threshold=0.05, shared_embeddings=False,
                    document_candidates=False, short_names=False, mention_candidates=0, title_candidates=0,
                    title_only_look=False, full_titles=False, enclosing_names=False, written_initials=False,
-                   title_answers=False)
+                   title_answers=False, national_teams=False)
 
     def replace(self, **changes: Any) -> LinkerConfig:
         """A copy with some fields changed (unknown names rejected)."""

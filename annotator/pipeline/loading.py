@@ -24,6 +24,7 @@ from annotator.pipeline.enclosing_names import EnclosingNames
 from annotator.pipeline.full_titles import FullTitles
 from annotator.pipeline.linker import Linker
 from annotator.pipeline.mention_table import MentionTable, NameCandidates
+from annotator.pipeline.national_teams import NationalTeams
 from annotator.pipeline.reading import BatchedReading
 from annotator.pipeline.short_names import OtherBearers, ShortNames
 from annotator.pipeline.stages import PostProcessor
@@ -88,6 +89,8 @@ def load_linker(model_dir: str | Path, *, kb_path: str | Path | None = None, ind
         post_processors.append(FullTitles(index.titles))
     if config.enclosing_names:
         post_processors.append(EnclosingNames(title_matches))
+    if config.national_teams:
+        post_processors.append(NationalTeams.from_titles(index.titles))
     if config.short_names:  # last of the name stages: it follows the full names' final entities
         post_processors.append(OtherBearers(index.titles, descriptions.described()))
     if config.title_answers:

@@ -1,0 +1,61 @@
+"""National teams: in a document about one sport's national teams, a country's name is its team.
+
+Sports news names a team by its country: "Belgium scrape past Turkey", "SLOVAKIA BEAT FAROES". The reader links some
+of these names to the team (*Turkey national football team*) and others, in the same report, to the country. Where
+the links of a document name national teams of exactly one kind (" national football team", " national cricket
+team"), a link to an entity that has a team of that kind in the KB, written as the entity's own title ("Belgium",
+"BELGIUM"), takes the team; a name read as a place stays: after "in" ("the finals in France") or after a capitalised
+word and a comma (the dateline "TOFTIR, Faroe Islands"). Found and given spans alike
+(docs/decisions.md#national-teams).
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from annotator.pipeline.document import Document
+from annotator.pipeline.document_decoding import DocumentDecoding
+from annotator.pipeline.merging import LinkedSpan
+from annotator.pipeline.stages import Reading
+
+# "Romania national under-21 football team", "New Zealand national rugby union team"
+_TEAM = re.compile(r"(?P<country>.+?)(?P<kind> national (?:under-\d+ )?[a-z ]*team)")
+_PLACE_BEFORE = re.compile(r"(?:\b[Ii]n|[A-Z][\w.'-]*,) $")
+
+
+@dataclass(frozen=True, eq=False)
+class NationalTeams:
+    """The stage as a post-processor; nothing is read again."""
+
+    titles: Sequence[str]  # KB titles by row
+    teams: dict[tuple[str, str], int]  # (country title, kind) → the team's row
+
+    @classmethod
+    def from_titles(cls, titles: Sequence[str]) -> NationalTeams:
+        teams = {}
+        for row, title in enumerate(titles):
+            team = _TEAM.fullmatch(title)
+            if team is not None:
+                teams[team["country"], team["kind"]] = row
+        return cls(titles, teams)
+
+    def revise(self, documents: Sequence[Document], *, reading: Reading, decoding: DocumentDecoding) -> None:
+        for document in documents:
+            linked = [span for span in document.links if span.is_linked(decoding.threshold)]
+            document.relink(self.team_links(document.text, linked))
+
+    def team_links(self, text: str, linked: Sequence[LinkedSpan]) -> list[LinkedSpan]:
+        """The links to a country that the document's one kind of national team moves to that country's team."""
+        kinds = {team["kind"] for team in (_TEAM.fullmatch(self.titles[span.entity]) for span in linked) if team}
+        if len(kinds) != 1:
+            return []
+        kind, = kinds
+        moved = []
+        for span in linked:
+            title = self.titles[span.entity]
+            team = self.teams.get((title, kind))
+            if (team is not None and text[span.start:span.end].casefold() == title.casefold()
+                    and not _PLACE_BEFORE.search(text, 0, span.start)):
+                moved.append(LinkedSpan(span.start, span.end, team, span.score))
+        return moved
