@@ -22,6 +22,8 @@ from annotator.pipeline.stages import Reading
 # "Romania national under-21 football team", "New Zealand national rugby union team"
 _TEAM = re.compile(r"(?P<country>.+?)(?P<kind> national (?:under-\d+ )?[a-z ]*team)")
 _PLACE_BEFORE = re.compile(r"(?:\b[Ii]n|[A-Z][\w.'-]*,) $")
+# how far before a link the place words are looked for: a dateline's word and its comma, not the whole document
+_PLACE_WINDOW = 64
 
 
 @dataclass(frozen=True, eq=False)
@@ -30,15 +32,17 @@ class NationalTeams:
 
     titles: Sequence[str]  # KB titles by row
     teams: dict[tuple[str, str], int]  # (country title, kind) → the team's row
+    kinds: dict[int, str]  # a team's row → its kind
 
     @classmethod
     def from_titles(cls, titles: Sequence[str]) -> NationalTeams:
-        teams = {}
+        teams, kinds = {}, {}
         for row, title in enumerate(titles):
             team = _TEAM.fullmatch(title)
             if team is not None:
                 teams[team["country"], team["kind"]] = row
-        return cls(titles, teams)
+                kinds[row] = team["kind"]
+        return cls(titles, teams, kinds)
 
     def revise(self, documents: Sequence[Document], *, reading: Reading, decoding: DocumentDecoding) -> None:
         for document in documents:
@@ -47,7 +51,7 @@ class NationalTeams:
 
     def team_links(self, text: str, linked: Sequence[LinkedSpan]) -> list[LinkedSpan]:
         """The links to a country that the document's one kind of national team moves to that country's team."""
-        kinds = {team["kind"] for team in (_TEAM.fullmatch(self.titles[span.entity]) for span in linked) if team}
+        kinds = {self.kinds[span.entity] for span in linked if span.entity in self.kinds}
         if len(kinds) != 1:
             return []
         kind, = kinds
@@ -56,6 +60,6 @@ class NationalTeams:
             title = self.titles[span.entity]
             team = self.teams.get((title, kind))
             if (team is not None and text[span.start:span.end].casefold() == title.casefold()
-                    and not _PLACE_BEFORE.search(text, 0, span.start)):
+                    and not _PLACE_BEFORE.search(text, max(0, span.start - _PLACE_WINDOW), span.start)):
                 moved.append(LinkedSpan(span.start, span.end, team, span.score))
         return moved
