@@ -79,6 +79,10 @@ class LinkerConfig:
             team*), a link to a country written as its title ("Belgium") takes the country's team of that kind,
             unless the text reads it as a place ("in Belgium", "TOFTIR, Faroe Islands";
             `annotator.pipeline.national_teams`). Not in the paper (docs/decisions.md#national-teams).
+        spelling_variants: last, a link to a KB entry whose title differs from another's in accents or letter case
+            only takes the one titled as Wikipedia does: a title-only entry its one described variant, else the
+            title-only variant with more accents (*Ogun Temizkanoglu*: *Ogün Temizkanoğlu*;
+            `annotator.pipeline.spelling_variants`). Not in the paper (docs/decisions.md#spelling-variants).
     """
 
     encoder: str = "all-MiniLM-L6-v2"
@@ -104,6 +108,7 @@ class LinkerConfig:
     written_initials: bool = True
     title_answers: bool = True
     national_teams: bool = True
+    spelling_variants: bool = True
 
     def __post_init__(self) -> None:
         if not 3 <= self.passage_len or not 1 <= self.stride <= self.passage_len - 2:
@@ -122,7 +127,7 @@ class LinkerConfig:
         return cls(max_entity_len=128, top_k=100, threshold=0.05, shared_embeddings=False,
                    document_candidates=False, short_names=False, mention_candidates=0, title_candidates=0,
                    title_only_look=False, full_titles=False, enclosing_names=False, written_initials=False,
-                   title_answers=False, national_teams=False)
+                   title_answers=False, national_teams=False, spelling_variants=False)
 
     def replace(self, **changes: Any) -> LinkerConfig:
         """A copy with some fields changed (unknown names rejected)."""

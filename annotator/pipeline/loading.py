@@ -13,7 +13,9 @@ import torch
 from annotator.errors import ModelLoadError
 from annotator.entity_index import EntityIndex, cached_index_dir, entity_tower_id, index_identity
 from annotator.kb.descriptions import EntityDescriptions
-from annotator.model.checkpoint import MENTION_TABLE, load_checkpoint_tokenizer, load_config, load_reader, load_retriever
+from annotator.kb.given_names import given_names
+from annotator.model.checkpoint import (MENTION_TABLE, load_checkpoint_tokenizer, load_config, load_reader,
+                                        load_retriever)
 from annotator.model.config import LinkerConfig
 from annotator.model.reader import span_positions_only
 from annotator.model.tokenization import InputBuilder
@@ -27,6 +29,7 @@ from annotator.pipeline.mention_table import MentionTable, NameCandidates
 from annotator.pipeline.national_teams import NationalTeams
 from annotator.pipeline.reading import BatchedReading
 from annotator.pipeline.short_names import OtherBearers, ShortNames
+from annotator.pipeline.spelling_variants import SpellingVariants
 from annotator.pipeline.stages import PostProcessor
 from annotator.pipeline.text_view import TagReader
 from annotator.pipeline.title_answers import TitleAnswers
@@ -92,9 +95,12 @@ def load_linker(model_dir: str | Path, *, kb_path: str | Path | None = None, ind
     if config.national_teams:
         post_processors.append(NationalTeams.from_titles(index.titles))
     if config.short_names:  # last of the name stages: it follows the full names' final entities
-        post_processors.append(OtherBearers(index.titles, descriptions.described()))
+        post_processors.append(OtherBearers(index.titles, descriptions.described(),
+                                            given_names(index.titles, descriptions)))
     if config.title_answers:
         post_processors.append(TitleAnswers(title_matches))
+    if config.spelling_variants:  # after every stage that picks an entity
+        post_processors.append(SpellingVariants.from_titles(index.titles, descriptions.described()))
     post_processors.append(WebAddresses())  # last: the stages before add links too
     return Linker(text_view=TagReader(index.titles, builder.tokenizer.get_vocab()), builder=builder,
                   retrieval=CandidateRetrieval(builder=builder, retriever=retriever, index=index, device=device,

@@ -13,7 +13,9 @@ The same holds where the reader did link the short form, but to another bearer o
 holds those words among more ("Henke": *Tom Henke*, where the document named *Nolan Henke* in full), or a title-only
 entry of just those words (*Albright* beside "Madeleine Albright"; docs/decisions.md#other-bearers). A short form
 linked to a described entity named by exactly those words ("Canada" beside "Statistics Canada", "Washington" as
-*Washington, D.C.* beside "Washington State") keeps its link.
+*Washington, D.C.* beside "Washington State") keeps its link, unless it is the surname of a person the document
+named in full, by a given name ("Jordan" as the country beside "Neil Jordan"; `annotator.kb.given_names`), and is
+not read as a place ("in Jordan").
 
 An acronym is a short name too: "NLD" after "National League for Democracy", "U.S." after "United States". A word
 of three capitals or more, or two or more letters each followed by a dot, left open or given and answered NIL, takes
@@ -34,6 +36,7 @@ from annotator.pipeline.document import Document
 from annotator.pipeline.document_candidates import WORD, open_capitalised_words, title_words
 from annotator.pipeline.document_decoding import DocumentDecoding
 from annotator.pipeline.merging import LinkedSpan
+from annotator.pipeline.places import reads_as_place
 from annotator.pipeline.stages import Reading
 
 MIN_WORD_LEN = 3
@@ -84,11 +87,12 @@ class OtherBearers:
 
     titles: Sequence[str]  # KB titles by row
     described: np.ndarray  # (rows,) bool: whether each entity has a description
+    given_names: frozenset[str]  # the first words of people's titles (`annotator.kb.given_names`)
 
     def revise(self, documents: Sequence[Document], *, reading: Reading, decoding: DocumentDecoding) -> None:
         for document in documents:
             full = [span for span in document.links if span.is_linked(decoding.threshold)]
-            document.relink(other_bearer_links(document.text, full, self.titles, self.described))
+            document.relink(other_bearer_links(document.text, full, self.titles, self.described, self.given_names))
 
 
 def open_acronyms(text: str, linked: Sequence[LinkedSpan]) -> list[tuple[int, int]]:
@@ -161,23 +165,39 @@ def short_name_links(text: str, spans: Iterable[tuple[int, int]], linked: Sequen
     return result
 
 
-def other_bearer_links(text: str, linked: Sequence[LinkedSpan], titles: Sequence[str],
-                       described: np.ndarray) -> list[LinkedSpan]:
+def other_bearer_links(text: str, linked: Sequence[LinkedSpan], titles: Sequence[str], described: np.ndarray,
+                       given_names: frozenset[str]) -> list[LinkedSpan]:
     """The linked spans that name, by their first or last words, exactly one other entity linked in full in the
     document, while their own entity is another bearer of those words: its name (the title without qualifier and
-    without a part after a comma) holds them among more words, or it is a title-only entry named by just them.
+    without a part after a comma) holds them among more words, or it is a title-only entry named by just them. Or
+    whatever their entity, where they are the surname of a person named in full (`_surnames`), unless read as a
+    place.
 
     Returns:
         Each such span with the entity and the best score of the full-name mentions.
     """
     full_names = _full_names(text, linked)
+    surnames = _surnames(text, linked, given_names)
     result = []
     for span in linked:
         words = _words(text[span.start:span.end])
         named = _named_in_full(words, full_names, titles)
-        if named is not None and named[0] != span.entity and _another_bearer(words, span.entity, titles, described):
+        if named is not None and named[0] != span.entity and (
+                _another_bearer(words, span.entity, titles, described)
+                or (named[0] in surnames.get(words, ()) and not reads_as_place(text, span.start))):
             result.append(LinkedSpan(span.start, span.end, *named))
     return result
+
+
+def _surnames(text: str, linked: Sequence[LinkedSpan], given_names: frozenset[str]) -> dict[tuple[str, ...], set[int]]:
+    """The last word of each linked mention that is a person's name, two or three capitalised words the first of
+    which is a given name ("Neil Jordan") → the entities so named."""
+    surnames: dict[tuple[str, ...], set[int]] = {}
+    for span in linked:
+        words = WORD.findall(text[span.start:span.end])
+        if 2 <= len(words) <= 3 and all(word[:1].isupper() for word in words) and words[0] in given_names:
+            surnames.setdefault((_folded(words[-1]),), set()).add(span.entity)
+    return surnames
 
 
 def _full_names(text: str, linked: Sequence[LinkedSpan]) -> dict[tuple[str, ...], dict[int, float]]:

@@ -23,7 +23,7 @@ def test_the_paper_preset_is_the_papers_setup() -> None:
     assert (paper.top_k, paper.threshold, paper.max_entity_len, paper.top_spans) == (100, 0.05, 128, 3)
     assert not (paper.document_candidates or paper.short_names or paper.mention_candidates or paper.title_candidates
                 or paper.title_only_look or paper.full_titles or paper.written_initials or paper.title_answers
-                or paper.national_teams or paper.shared_embeddings)
+                or paper.national_teams or paper.spelling_variants or paper.shared_embeddings)
 
 
 def test_a_config_rejects_unknown_keys_naming_the_valid_ones_and_the_hosts_settings() -> None:

@@ -64,3 +64,18 @@ def test_the_stage_relinks_found_and_given_spans(tiny_linker: Linker) -> None:
         found[given is None] = [(text[s.start:s.end], TITLES[s.entity]) for s in document.links]
     assert found[True] == found[False] == [("Belgium", "Belgium national football team"),
                                            ("Turkey", "Turkey national football team")]
+
+
+def test_a_report_naming_a_competition_moves_countries_to_their_teams_in_it() -> None:
+    titles = ["Spain", "Japan", "Fed Cup", "Spain Fed Cup team", "Japan Fed Cup team", "Davis Cup",
+              "Spain Davis Cup team", "Turkey", "Turkey national football team"]
+    teams = NationalTeams.from_titles(titles)
+    text = "TENNIS - DRAW FOR 1997 FED CUP. Spain travels to Japan; the finals in Spain."
+    linked = [LinkedSpan(m.start(), m.end(), titles.index(m.group()), 0.4) for m in re.finditer("Spain|Japan", text)]
+    moved = [(s.start, titles[s.entity]) for s in teams.team_links(text, linked)]
+    # the text names the competition; "in Spain" is a place
+    assert moved == [(text.index("Spain"), "Spain Fed Cup team"), (text.index("Japan"), "Japan Fed Cup team")]
+    # a report naming two competitions, or a competition and linked football teams, is on no one kind
+    assert teams.team_links(text + " Davis Cup next.", linked) == []
+    assert teams.team_links(text + " Turkey", linked + [LinkedSpan(len(text) + 1, len(text) + 7, 8, 0.4)]) == []
+    assert teams.team_links("Spain travels to Japan.", [LinkedSpan(0, 5, 0, 0.4)]) == []

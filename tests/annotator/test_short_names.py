@@ -1,6 +1,8 @@
 """Tests for annotator.pipeline.short_names and how the Linker adds short names end to end and for given spans."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from annotator.pipeline.document import Document
@@ -71,10 +73,26 @@ def test_a_short_name_linked_to_another_bearer_takes_the_entity_named_in_full() 
               _span(text, "Waugh", 10, 0.2, last=True)]
     # Henke is another Henke; Albright a title-only entry of the bare name. Canada and Washington are described
     # entities named by their own text (a part after a comma is not the name); Waugh names two people linked in full.
-    found = other_bearer_links(text, linked, titles, described)
+    found = other_bearer_links(text, linked, titles, described, frozenset())
     assert [(text[s.start:s.end], s.entity, s.score) for s in found] == [("Henke", 0, 0.6), ("Albright", 2, 0.8)]
     # described, the entry *Albright* is a sense of its own
-    assert len(other_bearer_links(text, linked, titles, np.ones(len(titles), dtype=bool))) == 1
+    assert len(other_bearer_links(text, linked, titles, np.ones(len(titles), dtype=bool), frozenset())) == 1
+
+
+def test_a_persons_surname_takes_the_person_whatever_it_was_linked_to() -> None:
+    text = ("Director Neil Jordan spoke. Jordan said the film, shot in Jordan, is done; Jordan smiled. Statistics "
+            "Canada said Canada grew.")
+    titles = ["Neil Jordan", "Jordan", "Statistics Canada", "Canada"]
+    linked = [_span(text, "Neil Jordan", 0, 0.5), _span(text, "Statistics Canada", 2, 0.8),
+              _span(text, "Canada", 3, 0.5, last=True)]
+    linked += [LinkedSpan(m.start(), m.end(), 1, 0.3) for m in re.finditer(r"(?<!Neil )Jordan", text)]
+    described = np.ones(len(titles), dtype=bool)
+    # "Neil" is a given name: the country named by the surname moves, unless read as a place ("in Jordan")
+    found = other_bearer_links(text, linked, titles, described, frozenset({"Neil"}))
+    assert [(text[s.start:s.end], s.start, s.entity) for s in found] == [
+        ("Jordan", text.index("Jordan said"), 0), ("Jordan", text.index("Jordan smiled"), 0)]
+    # without the given name the described country keeps its links, as "Canada" beside "Statistics Canada" does
+    assert other_bearer_links(text, linked, titles, described, frozenset()) == []
 
 
 def test_the_stage_moves_other_bearers_end_to_end_and_for_given_spans(tiny_linker: Linker) -> None:
@@ -88,7 +106,7 @@ def test_the_stage_moves_other_bearers_end_to_end_and_for_given_spans(tiny_linke
         document.links = [LinkedSpan(*full, 0, 0.6), LinkedSpan(*short, 1, 0.3)]
         if given is not None:
             document.links.append(LinkedSpan(*nolan, 1, 0.0))  # answered NIL
-        for stage in (ShortNames(titles), OtherBearers(titles, np.ones(2, dtype=bool))):
+        for stage in (ShortNames(titles), OtherBearers(titles, np.ones(2, dtype=bool), frozenset())):
             stage.revise([document], reading=tiny_linker.reading, decoding=tiny_linker.decoding)
         found[given is None] = sorted((text[s.start:s.end], s.entity) for s in document.links)
     assert found[True] == found[False] == [("Henke", 0), ("Nolan", 0), ("Nolan Henke", 0)]

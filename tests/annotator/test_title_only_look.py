@@ -16,6 +16,7 @@ from annotator.pipeline.linker import Linker
 from annotator.pipeline.national_teams import NationalTeams
 from annotator.pipeline.title_answers import TitleAnswers
 from annotator.pipeline.short_names import OtherBearers, ShortNames
+from annotator.pipeline.spelling_variants import SpellingVariants
 from annotator.pipeline.title_only_look import TitleOnlyEntities, TitleOnlyLook, rejected_candidates
 from annotator.pipeline.web_addresses import WebAddresses
 from annotator.pipeline.written_initials import WrittenInitials
@@ -107,13 +108,13 @@ def test_the_shipped_linker_looks_last_of_the_stages_that_read(tiny_checkpoint: 
     shipped = LinkerConfig()
     switches = {name: getattr(shipped, name) for name in ("document_candidates", "short_names", "title_only_look",
                                                           "written_initials", "full_titles", "title_answers",
-                                                          "national_teams")}
+                                                          "national_teams", "spelling_variants")}
     linker = Linker.from_pretrained(tiny_checkpoint, kb_path=tiny_kb, device="cpu", runtime=TINY_RUNTIME,
                                     config_overrides=switches)
     # the stages after the look read nothing
     assert [type(stage) for stage in linker.post_processors] == [
         DocumentCandidates, ShortNames, TitleOnlyLook, WrittenInitials, FullTitles, NationalTeams, OtherBearers,
-        TitleAnswers, WebAddresses]
+        TitleAnswers, SpellingVariants, WebAddresses]
     assert isinstance(linker.post_processors[2].reading.index, TitleOnlyEntities)
     assert not any(isinstance(stage, TitleOnlyLook) for stage in Linker.from_pretrained(
         tiny_checkpoint, kb_path=tiny_kb, device="cpu", runtime=TINY_RUNTIME).post_processors)  # the paper's setup

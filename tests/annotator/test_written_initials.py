@@ -113,7 +113,7 @@ def test_a_short_form_follows_the_full_name_to_the_initials_entity(builder: Inpu
     text = "George W. Bush spoke. Bush smiled."
     doc = document(text, builder, [0, 1], [("George W. Bush", 0)])
     doc.links.append(LinkedSpan(text.rindex("Bush"), len(text) - len(" smiled."), 0, 0.3))
-    for stage in (WrittenInitials(TITLES, DESCRIBED), OtherBearers(TITLES, DESCRIBED)):
+    for stage in (WrittenInitials(TITLES, DESCRIBED), OtherBearers(TITLES, DESCRIBED, frozenset())):
         stage.revise([doc], reading=None, decoding=SimpleNamespace(threshold=0.02))  # type: ignore[arg-type]
     assert [(text[link.start:link.end], TITLES[link.entity]) for link in doc.links] == [
         ("George W. Bush", "George W. Bush"), ("Bush", "George W. Bush")]

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from annotator.kb.given_names import given_names
 from annotator.model.tokenization import InputBuilder
 from annotator.pipeline.document import Document, PassageScores
 from annotator.pipeline.document_candidates import DocumentCandidates
@@ -85,7 +86,8 @@ def scripted_linker(linker: Linker, *, threshold: float, document_candidates: bo
     if document_candidates:
         post_processors.append(DocumentCandidates(titles))
     if short_names:
-        post_processors += [ShortNames(titles), OtherBearers(titles, linker.descriptions.described())]
+        post_processors += [ShortNames(titles), OtherBearers(titles, linker.descriptions.described(),
+                                                          given_names(titles, linker.descriptions))]
     return dataclasses.replace(linker, retrieval=ScriptedRetrieval(linker.builder, titles, names),
                                reading=ScriptedReading(linker.builder, titles),
                                decoding=dataclasses.replace(linker.decoding, threshold=threshold),
