@@ -42,7 +42,8 @@ class LinkerConfig:
             that is the first or last words of exactly one multi-word mention the document linked, to its
             entity ("Cunningham" after "Randall Cunningham"; `annotator.pipeline.short_names`), or an acronym of
             its words ("NLD" after "National League for Democracy"), and, after the other name stages, move such a
-            link that the reader gave another bearer of the name ("Henke" as *Tom Henke* after "Nolan Henke").
+            link that the reader gave another bearer of the name ("Henke" as *Tom Henke* after "Nolan Henke"), or
+            that is the surname of a person named in full ("Jordan" after "Neil Jordan").
             Not in the paper; +0.9 A2KB and +1.1 D2KB dev F1 for the shipped checkpoint
             (docs/decisions.md#short-names), +0.3 / +0.5 for the other bearers (docs/decisions.md#other-bearers)
             and +0.2 / +0.2 for the acronyms.
@@ -76,7 +77,8 @@ class LinkerConfig:
             and the span's best candidate already (`annotator.pipeline.title_answers`). Not in the paper
             (docs/decisions.md#title-answers).
         national_teams: in a document whose links name national teams of one kind (*Turkey national football
-            team*), a link to a country written as its title ("Belgium") takes the country's team of that kind,
+            team*), or whose text names a competition of country teams ("Fed Cup": *Spain Fed Cup team*), a link to a
+            country written as its title ("Belgium") takes the country's team of that kind,
             unless the text reads it as a place ("in Belgium", "TOFTIR, Faroe Islands";
             `annotator.pipeline.national_teams`). Not in the paper (docs/decisions.md#national-teams).
         spelling_variants: last, a link to a KB entry whose title differs from another's in accents or letter case

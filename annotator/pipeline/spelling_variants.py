@@ -15,7 +15,7 @@ The reader's choice of entity stands; only its title changes. Found and given sp
 from __future__ import annotations
 
 import unicodedata
-from collections import defaultdict
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -34,12 +34,15 @@ class SpellingVariants:
 
     @classmethod
     def from_titles(cls, titles: Sequence[str], described: np.ndarray) -> SpellingVariants:
-        groups: dict[str, list[int]] = defaultdict(list)
-        for row, title in enumerate(titles):
-            groups[_folded(title)].append(row)
+        folded = [_folded(title) for title in titles]
+        shared = {name for name, count in Counter(folded).items() if count > 1}  # a million titles: count first
+        groups: dict[str, list[int]] = {}
+        for row, name in enumerate(folded):
+            if name in shared:
+                groups.setdefault(name, []).append(row)
         variants = {}
         for rows in groups.values():
-            titled = titled_as(rows, titles, described) if len(rows) > 1 else None
+            titled = titled_as(rows, titles, described)
             variants.update((row, titled) for row in rows if titled is not None and row != titled)
         return cls(variants)
 
