@@ -81,10 +81,11 @@ class LinkerConfig:
             country written as its title ("Belgium") takes the country's team of that kind,
             unless the text reads it as a place ("in Belgium", "TOFTIR, Faroe Islands";
             `annotator.pipeline.national_teams`). Not in the paper (docs/decisions.md#national-teams).
-        spelling_variants: last, a link to a KB entry whose title differs from another's in accents or letter case
-            only takes the one titled as Wikipedia does: a title-only entry its one described variant, else the
-            title-only variant with more accents (*Ogun Temizkanoglu*: *Ogün Temizkanoğlu*;
-            `annotator.pipeline.spelling_variants`). Not in the paper (docs/decisions.md#spelling-variants).
+        spelling_variants: last, a link to a KB entry whose title differs from others' in accents or letter case
+            only takes the one of them titled as Wikipedia does: the most accents, then the described one (*Ogun
+            Temizkanoglu*: *Ogün Temizkanoğlu*; *Chişinău*: *Chișinău*); entries of which two are described are
+            left alone (`annotator.pipeline.spelling_variants`). Not in the paper
+            (docs/decisions.md#spelling-variants).
     """
 
     encoder: str = "all-MiniLM-L6-v2"
