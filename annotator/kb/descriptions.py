@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
@@ -28,7 +29,12 @@ class EntityDescriptions:
     def from_kb(cls, path: str | Path) -> EntityDescriptions:
         """Reads every entity of the KB at `path` (any format `read_kb` reads), in its order."""
         logger.info("reading entity descriptions from %s", path)
-        parts = [_shortened(entity.text).encode("utf-8") for entity in read_kb(path)]
+        return cls.from_texts(entity.text for entity in read_kb(path))
+
+    @classmethod
+    def from_texts(cls, texts: Iterable[str]) -> EntityDescriptions:
+        """The descriptions `texts`, by row, each shortened to `DESCRIPTION_CHARS`."""
+        parts = [_shortened(text).encode("utf-8") for text in texts]
         offsets = np.zeros(len(parts) + 1, dtype=np.int64)
         np.cumsum([len(part) for part in parts], out=offsets[1:])
         return cls(b"".join(parts), offsets)

@@ -75,8 +75,9 @@ def load_linker(model_dir: str | Path, *, kb_path: str | Path | None = None, ind
     reader_batch_size, retriever_batch_size = runtime.batch_sizes(device.type)
     reading = BatchedReading(builder=builder, reader=reader, index=index, device=device, batch_size=reader_batch_size)
     descriptions = EntityDescriptions.from_kb(kb) if kb is not None else EntityDescriptions.none()
+    described = descriptions.described()
     # the KB's titles by text, built once: the given spans' extra candidates, their title answers, enclosing names
-    title_matches = (TitleMatches.from_titles(index.titles, descriptions.described(), config.title_candidates)
+    title_matches = (TitleMatches.from_titles(index.titles, described, config.title_candidates)
                      if config.title_candidates or config.title_answers or config.enclosing_names else None)
     post_processors: list[PostProcessor] = []
     if config.document_candidates:
@@ -87,7 +88,7 @@ def load_linker(model_dir: str | Path, *, kb_path: str | Path | None = None, ind
         title_only = TitleOnlyEntities(index, builder.title_marker_id, builder.sep_id)
         post_processors.append(TitleOnlyLook(dataclasses.replace(reading, index=title_only)))
     if config.written_initials:
-        post_processors.append(WrittenInitials(index.titles, descriptions.described()))
+        post_processors.append(WrittenInitials(index.titles, described))
     if config.full_titles:
         post_processors.append(FullTitles(index.titles))
     if config.enclosing_names:
@@ -95,12 +96,11 @@ def load_linker(model_dir: str | Path, *, kb_path: str | Path | None = None, ind
     if config.national_teams:
         post_processors.append(NationalTeams.from_titles(index.titles))
     if config.short_names:  # last of the name stages: it follows the full names' final entities
-        post_processors.append(OtherBearers(index.titles, descriptions.described(),
-                                            given_names(index.titles, descriptions)))
+        post_processors.append(OtherBearers(index.titles, described, given_names(index.titles, descriptions)))
     if config.title_answers:
         post_processors.append(TitleAnswers(title_matches))
     if config.spelling_variants:  # after every stage that picks an entity
-        post_processors.append(SpellingVariants.from_titles(index.titles, descriptions.described()))
+        post_processors.append(SpellingVariants.from_titles(index.titles, described))
     post_processors.append(WebAddresses())  # last: the stages before add links too
     return Linker(text_view=TagReader(index.titles, builder.tokenizer.get_vocab()), builder=builder,
                   retrieval=CandidateRetrieval(builder=builder, retriever=retriever, index=index, device=device,

@@ -25,13 +25,12 @@ so abbreviated too (docs/decisions.md#short-names).
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from annotator.kb.titles import without_qualifier
+from annotator.kb.titles import without_accents, without_qualifier
 from annotator.pipeline.document import Document
 from annotator.pipeline.document_candidates import WORD, open_capitalised_words, title_words
 from annotator.pipeline.document_decoding import DocumentDecoding
@@ -241,4 +240,4 @@ def _words(surface: str) -> tuple[str, ...]:
 
 def _folded(word: str) -> str:
     """Lower case without accents: news often writes "Rios" for *Marcelo Ríos*."""
-    return "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c)).lower()
+    return without_accents(word).lower()

@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from annotator.kb.titles import without_accents
 from annotator.pipeline.document import Document
 from annotator.pipeline.document_decoding import DocumentDecoding
 from annotator.pipeline.stages import Reading
@@ -64,9 +65,7 @@ def titled_as(rows: Sequence[int], titles: Sequence[str], described: np.ndarray)
 
 
 def _folded(title: str) -> str:
-    if title.isascii():  # most titles: no accent to take off
-        return title.casefold()
-    return "".join(c for c in unicodedata.normalize("NFKD", title) if not unicodedata.combining(c)).casefold()
+    return without_accents(title).casefold()
 
 
 def _accents(title: str) -> int:

@@ -1,17 +1,8 @@
 """Tests for annotator.kb.given_names: the first words of people's titles, where several people bear them."""
 from __future__ import annotations
 
-import numpy as np
-
 from annotator.kb.descriptions import EntityDescriptions
 from annotator.kb.given_names import given_names
-
-
-def _descriptions(texts: list[str]) -> EntityDescriptions:
-    parts = [text.encode("utf-8") for text in texts]
-    offsets = np.zeros(len(parts) + 1, dtype=np.int64)
-    np.cumsum([len(part) for part in parts], out=offsets[1:])
-    return EntityDescriptions(b"".join(parts), offsets)
 
 
 def test_a_given_name_is_the_first_word_of_three_people_or_more() -> None:
@@ -25,4 +16,4 @@ def test_a_given_name_is_the_first_word_of_three_people_or_more() -> None:
              "", "Neil (born 1970) is a singer."]
     # "Air" begins no person's title; "Paul" two people's (the title-only Paul Allen tells nothing); a one-word title
     # is no given name and surname
-    assert given_names(titles, _descriptions(texts)) == frozenset({"Neil"})
+    assert given_names(titles, EntityDescriptions.from_texts(texts)) == frozenset({"Neil"})
