@@ -29,7 +29,12 @@ if TYPE_CHECKING:
 DELEGATED_COMMANDS = {
     "index": ("annotator.entity_index.__main__",
               "build a KB's entity index ahead of time (python -m annotator.entity_index)"),
+    "knowledge": ("annotator.knowledge.__main__",
+                  "build a KB's knowledge tables ahead of time: entity graph, prominence, name priors "
+                  "(python -m annotator.knowledge)"),
     "train": ("entqa.train", "train the retriever or the reader (python -m entqa.train)"),
+    "train-decision": ("annotator.decision.training",
+                       "train the learned decision on a corpus the linker reads (python -m annotator.decision.training)"),
     "evaluate": ("gerbil.run", "replay GERBIL A2KB/D2KB experiments on datasets (python -m gerbil.run)"),
 }
 # gunicorn's settings, shipped inside this package (a link to the checkout's top-level gunicorn.conf.py).

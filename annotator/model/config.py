@@ -86,6 +86,9 @@ class LinkerConfig:
             Temizkanoglu*: *Ogün Temizkanoğlu*; *Chişinău*: *Chișinău*); entries of which two are described are
             left alone (`annotator.pipeline.spelling_variants`). Not in the paper
             (docs/decisions.md#spelling-variants).
+        decision: the learned decision (`annotator.decision`, the checkpoint's `decision/`) chooses each span's
+            entity or NIL from the readings, the name priors, prominence and the entity graph
+            (`annotator.knowledge`), in place of decoding's choice and of the rule stages it learned.
     """
 
     encoder: str = "all-MiniLM-L6-v2"
@@ -112,6 +115,7 @@ class LinkerConfig:
     title_answers: bool = True
     national_teams: bool = True
     spelling_variants: bool = True
+    decision: bool = False
 
     def __post_init__(self) -> None:
         if not 3 <= self.passage_len or not 1 <= self.stride <= self.passage_len - 2:

@@ -19,11 +19,23 @@ class PassageScores:
     start: np.ndarray  # (K, 1 + n) start logits over [CLS] + the n passage wordpieces
     end: np.ndarray  # (K, 1 + n) end logits
     rerank: np.ndarray  # (K,) rerank logits
+    title_only: np.ndarray | None = None  # (K,) bool: read with the description left blank; None: none was
+
+    def read_title_only(self) -> PassageScores:
+        """The same scores, marked as read with each candidate's description left blank."""
+        return PassageScores(self.rows, self.start, self.end, self.rerank, np.ones(len(self.rows), dtype=bool))
+
+    def title_only_mask(self) -> np.ndarray:
+        """(K,) bool: which candidates were read title-only."""
+        return np.zeros(len(self.rows), dtype=bool) if self.title_only is None else self.title_only
 
     def extended(self, other: PassageScores) -> PassageScores:
         """These candidates followed by `other`'s, scored on the same passage."""
+        marks = (None if self.title_only is None and other.title_only is None
+                 else np.concatenate([self.title_only_mask(), other.title_only_mask()]))
         return PassageScores(np.concatenate([self.rows, other.rows]), np.concatenate([self.start, other.start]),
-                             np.concatenate([self.end, other.end]), np.concatenate([self.rerank, other.rerank]))
+                             np.concatenate([self.end, other.end]), np.concatenate([self.rerank, other.rerank]),
+                             marks)
 
 
 @dataclass(eq=False)

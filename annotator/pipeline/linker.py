@@ -95,6 +95,17 @@ class Linker:
             spans = [None] * len(texts)
         elif len(spans) != len(texts):
             raise ValueError(f"spans has {len(spans)} entries for {len(texts)} texts: give one per text, or None")
+        views, documents = self.read(texts, spans)
+        return [self.mentions(text, view, document) for text, view, document in zip(texts, views, documents)]
+
+    def read(self, texts: Sequence[str], spans: Sequence[Sequence[Span] | None]
+             ) -> tuple[list[TextView], list[Document]]:
+        """Each text's view and its `Document` after every stage: its passages' scores and its links, in the view's
+        offsets (what `link_batch` turns into mentions; what the learned decision is trained on).
+
+        Raises:
+            ValueError: a given span is empty or outside its text.
+        """
         for text, given in zip(texts, spans):
             check_spans(text, given)
         views = [self.text_view.view(text) for text in texts]
@@ -102,7 +113,7 @@ class Linker:
                      for view, given in zip(views, spans)]
         if any(document.passages for document in documents):
             self._run_stages(documents)
-        return [self._mentions(text, view, document) for text, view, document in zip(texts, views, documents)]
+        return views, documents
 
     def _run_stages(self, documents: Sequence[Document]) -> None:
         candidates = self.retrieval.candidates(documents)
@@ -112,7 +123,7 @@ class Linker:
         for stage in self.post_processors:
             stage.revise(documents, reading=self.reading, decoding=self.decoding)
 
-    def _mentions(self, text: str, view: TextView, document: Document) -> list[Mention]:
+    def mentions(self, text: str, view: TextView, document: Document) -> list[Mention]:
         """The document's links as mentions of the original text, sorted by position; given spans come back as
         given, found ones may take a whole tag (`TextView.found_to_original`)."""
         spans = [(link.start, link.end) for link in document.links]

@@ -12,7 +12,11 @@ import torch
 
 from annotator.errors import ModelLoadError
 from annotator.entity_index import EntityIndex, cached_index_dir, entity_tower_id, index_identity
+from annotator.decision.model import Decision, reader_identity
+from annotator.decision.stage import LearnedDecision
 from annotator.kb.descriptions import EntityDescriptions
+from annotator.knowledge import Knowledge
+from annotator.knowledge.loading import load_knowledge
 from annotator.kb.given_names import given_names
 from annotator.model.checkpoint import (MENTION_TABLE, load_checkpoint_tokenizer, load_config, load_reader,
                                         load_retriever)
@@ -87,6 +91,9 @@ def load_linker(model_dir: str | Path, *, kb_path: str | Path | None = None, ind
     if config.title_only_look:
         title_only = TitleOnlyEntities(index, builder.title_marker_id, builder.sep_id)
         post_processors.append(TitleOnlyLook(dataclasses.replace(reading, index=title_only)))
+    if config.decision:  # after every reading, before the rules that move spans
+        post_processors.append(LearnedDecision(Decision.load(model_dir, reader_id=reader_identity(model_dir)),
+                                               index.titles, described, _knowledge(model_dir, kb, index), config))
     if config.written_initials:
         post_processors.append(WrittenInitials(index.titles, described))
     if config.full_titles:
@@ -113,6 +120,17 @@ def load_linker(model_dir: str | Path, *, kb_path: str | Path | None = None, ind
                   post_processors=post_processors, index=index,
                   descriptions=descriptions,
                   config=config, device=device, model_dir=model_dir, kb_path=kb)
+
+
+def _knowledge(model_dir: Path, kb: Path | None, index: EntityIndex) -> Knowledge:
+    """The KB's knowledge tables (shipped, cached or built once), which must cover the index's rows."""
+    if kb is None:
+        raise ModelLoadError("the learned decision needs the KB file (its knowledge tables are built from it)")
+    knowledge, directory = load_knowledge(model_dir, kb)
+    if len(knowledge) != len(index):
+        raise ModelLoadError(f"the knowledge tables in {directory} hold {len(knowledge)} entities, the index "
+                             f"{len(index)}")
+    return knowledge
 
 
 def _name_candidates(model_dir: Path, config: LinkerConfig, index: EntityIndex) -> NameCandidates | None:

@@ -62,7 +62,7 @@ class TitleOnlyLook:
             if not any(len(s.rows) for s in extra):
                 continue
             first = document.links
-            document.scores = [s.extended(e) for s, e in zip(document.scores, extra)]
+            document.scores = [s.extended(e.read_title_only()) for s, e in zip(document.scores, extra)]
             found = decoding.links(document)
             if document.given is None:
                 document.add_links(found)

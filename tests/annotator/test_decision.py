@@ -1,0 +1,163 @@
+"""The learned decision on hand-made documents: its features, its choices, its file and its refusals."""
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import lightgbm
+import numpy as np
+import pytest
+
+from annotator.decision.features import FEATURES, SpanCandidates, document_candidates
+from annotator.decision.model import Decision, DecisionSettings, reader_identity
+from annotator.decision.stage import LearnedDecision
+from annotator.errors import ModelLoadError
+from annotator.knowledge import Knowledge, build_knowledge
+from annotator.pipeline.document import Document, PassageScores
+from annotator.pipeline.linker import Linker
+from annotator.pipeline.mention_table import MentionTable
+from annotator.training.data import load_kb
+
+TEXT = "Paris Hilton flew from Paris to Berlin."
+F = {name: i for i, name in enumerate(FEATURES)}
+MARKS = {"Paris Hilton": (0, 12), "Paris": (23, 28), "Berlin": (32, 38)}
+
+
+@pytest.fixture(scope="module")
+def knowledge(tiny_kb: Path) -> Knowledge:
+    links = [("Paris", "Paris")] * 4 + [("Paris", "Paris Hilton")]
+    return build_knowledge(load_kb(tiny_kb), MentionTable.from_links(links), {"test": 1}, progress=False)
+
+
+def read(linker: Linker, marks: dict[str, tuple[int, int]], given: Sequence[tuple[int, int]] | None = None
+         ) -> Document:
+    """A document whose every passage reads each candidate title of `marks` with its span on the characters named
+    there (a sure span, rerank logit 2), decoded at γ."""
+    document = Document.tokenized(TEXT, given, linker.builder)
+    titles = list(linker.index.titles)
+    scores = []
+    for passage in document.passages:
+        rows = [titles.index(title) for title in marks]
+        start = np.full((len(rows), 1 + len(passage.ids)), -20.0)
+        end = start.copy()
+        for k, (first, last) in enumerate(marks.values()):
+            covered = [1 + j for j, (s, e) in enumerate(passage.offsets) if first <= s and e <= last]
+            if covered:
+                start[k, covered[0]] = end[k, covered[-1]] = 20.0
+            else:
+                start[k, 0] = end[k, 0] = 20.0
+        scores.append(PassageScores(np.array(rows), start, end, np.full(len(rows), 2.0)))
+    document.scores = scores
+    document.links = linker.decoding.links(document)
+    return document
+
+
+def candidates(linker: Linker, document: Document, knowledge: Knowledge) -> list[SpanCandidates]:
+    return document_candidates(document, linker.index.titles, linker.descriptions.described(), knowledge, top_k=4,
+                               threshold=0.02, found_threshold=0.002, top_spans=3, max_span_len=10)
+
+
+def test_features_of_given_spans(tiny_linker: Linker, knowledge: Knowledge) -> None:
+    document = read(tiny_linker, MARKS,
+                    given=[(0, 12), (23, 28)])
+    spans = candidates(tiny_linker, document, knowledge)
+    assert [(s.start, s.end) for s in spans] == [(0, 12), (23, 28)]
+    paris = spans[1]
+    titles = [tiny_linker.index.titles[r] for r in paris.rows]
+    row = paris.features[titles.index("Paris")]
+    assert row[F["given"]] == 1 and row[F["exact"]] == 1 and row[F["p_linked"]] == pytest.approx(0.8)
+    hilton = paris.features[titles.index("Paris Hilton")]
+    assert hilton[F["exact"]] == 0 and hilton[F["first_word"]] == 1 and hilton[F["p_linked"]] == pytest.approx(0.2)
+    assert row[F["score"]] > hilton[F["score"]]  # the reader put Paris's span there
+    assert row[F["in_links"]] == 0 and row[F["related_links"]] == 0  # the tiny KB's descriptions name no Paris
+    first = spans[0].features[[tiny_linker.index.titles[r] for r in spans[0].rows].index("Paris Hilton")]
+    assert first[F["exact"]] == 1 and first[F["in_longer_name"]] == 0
+
+
+def test_held_out_links_leave_the_priors(tiny_linker: Linker, knowledge: Knowledge) -> None:
+    document = read(tiny_linker, {"Paris": MARKS["Paris"]}, given=[(23, 28)])
+    titles = tiny_linker.index.titles
+    held = document_candidates(document, titles, tiny_linker.descriptions.described(), knowledge, top_k=4,
+                               threshold=0.02, found_threshold=0.002, top_spans=3, max_span_len=10,
+                               held_out={"paris": {list(titles).index("Paris"): 4}})
+    assert held[0].features[0, F["p_linked"]] == 0 and held[0].features[0, F["linked"]] == 0
+
+
+def toy_decision(threshold: float = 0.5) -> Decision:
+    """A model that learned "the exact title is right" from hand-made rows."""
+    rng = np.random.default_rng(0)
+    features = rng.random((400, len(FEATURES))).astype(np.float32)
+    features[:, F["exact"]] = rng.integers(0, 2, 400)
+    labels = features[:, F["exact"]]
+    booster = lightgbm.train({"objective": "binary", "verbose": -1, "num_threads": 1, "min_data_in_leaf": 5},
+                             lightgbm.Dataset(features, labels, feature_name=list(FEATURES)), num_boost_round=20)
+    return Decision(booster, DecisionSettings(threshold, threshold, 0.002), {"reader": "r"})
+
+
+def span(rows: Sequence[int], exact: Sequence[int], start: int = 0, end: int = 5) -> SpanCandidates:
+    features = np.full((len(rows), len(FEATURES)), 0.5, dtype=np.float32)
+    features[:, F["exact"]] = exact
+    return SpanCandidates(start, end, np.array(rows), features)
+
+
+def test_the_decision_picks_a_candidate_or_nil() -> None:
+    decision = toy_decision()
+    given = decision.links([span([3, 7], [0, 1]), span([4], [0], 6, 9)], given=True)
+    assert [(link.start, link.entity) for link in given] == [(0, 7), (6, 4)]
+    assert given[0].score > 0.5 and given[1].score == 0.0  # NIL: scored 0, below every γ
+    found = decision.links([span([3, 7], [0, 1], 0, 5), span([8], [1], 2, 9), span([4], [0], 10, 12)], given=False)
+    assert len(found) == 1 and found[0].entity in (7, 8)  # one of two overlapping spans; the unlikely one goes
+
+
+def test_the_same_file_gives_the_same_links_and_a_mismatch_is_refused(tmp_path: Path, tiny_checkpoint: Path) -> None:
+    folder = tmp_path / "model"
+    (folder / "reader").mkdir(parents=True)
+    (folder / "reader" / "model.safetensors").write_bytes(b"weights")
+    reader = reader_identity(folder)
+    decision = dataclasses.replace(toy_decision(), trained_on={"reader": reader})
+    decision.save(folder)
+    spans = [span([3, 7], [0, 1]), span([4, 5], [1, 0], 6, 9)]
+    again = Decision.load(folder, reader_id=reader)
+    assert again.links(spans, given=True) == decision.links(spans, given=True)
+    with pytest.raises(ModelLoadError, match="another reader"):
+        Decision.load(folder, reader_id=reader_identity(tiny_checkpoint))
+    manifest = json.loads((folder / "decision" / "manifest.json").read_text())
+    manifest["features"] = manifest["features"][:-1]
+    (folder / "decision" / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(ModelLoadError, match="other features"):
+        Decision.load(folder, reader_id=reader)
+    with pytest.raises(ModelLoadError, match="holds none"):
+        Decision.load(tmp_path / "nothing", reader_id=reader)
+
+
+def test_the_stage_links_given_spans_in_order(tiny_linker: Linker, knowledge: Knowledge) -> None:
+    document = read(tiny_linker, MARKS,
+                    given=[(0, 12), (23, 28), (32, 38)])
+    stage = LearnedDecision(toy_decision(), tiny_linker.index.titles, tiny_linker.descriptions.described(),
+                            knowledge, tiny_linker.config)
+    stage.revise([document], reading=tiny_linker.reading, decoding=tiny_linker.decoding)
+    titles = tiny_linker.index.titles
+    assert [(link.start, link.end, titles[link.entity]) for link in document.links] == [
+        (0, 12, "Paris Hilton"), (23, 28, "Paris"), (32, 38, "Berlin")]
+
+
+def test_a_checkpoint_loads_its_decision_and_refuses_another_readers(tiny_checkpoint: Path, tiny_kb: Path,
+                                                                     entqa_cache: Path, tmp_path: Path) -> None:
+    import shutil
+
+    from tests.conftest import TINY_RUNTIME
+
+    model = tmp_path / "checkpoint"
+    shutil.copytree(tiny_checkpoint, model)
+    dataclasses.replace(toy_decision(), trained_on={"reader": reader_identity(model)}).save(model)
+    linker = Linker.from_pretrained(model, kb_path=tiny_kb, device="cpu", config_overrides={"decision": True},
+                                    runtime=TINY_RUNTIME)
+    assert any(isinstance(stage, LearnedDecision) for stage in linker.post_processors)
+    mentions = linker.link(TEXT, [(0, 12), (23, 28)])
+    assert [(m.start, m.end) for m in mentions] == [(0, 12), (23, 28)]
+    dataclasses.replace(toy_decision(), trained_on={"reader": "another"}).save(model)
+    with pytest.raises(ModelLoadError, match="another reader"):
+        Linker.from_pretrained(model, kb_path=tiny_kb, device="cpu", config_overrides={"decision": True},
+                               runtime=TINY_RUNTIME)
