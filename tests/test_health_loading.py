@@ -37,6 +37,9 @@ def test_health_is_503_while_loading_then_200_with_numbers(monkeypatch: pytest.M
     assert response.status_code == 503
     assert response.get_json() == {"status": "loading",
                                    "error": "the linker is still loading; retry when GET /health answers 200"}
+    assert client.get("/health/live").status_code == 200  # the process answers: alive, not ready
+    assert client.get("/health/ready").status_code == 503
+    assert client.get("/health/ready").get_json()["status"] == "loading"
     response = client.post("/api/link", json={"text": "Paris"})
     assert response.status_code == 503 and "still loading" in response.get_json()["error"]
     response = client.post("/gerbil", data=gerbil_request("Paris"), headers=HEADERS)
@@ -50,6 +53,8 @@ def test_health_is_503_while_loading_then_200_with_numbers(monkeypatch: pytest.M
     response = client.get("/health")
     assert response.status_code == 200
     assert response.get_json() == {"status": "ok", "model": "counting-test-linker", "entities": 6, "threshold": 0.05}
+    assert client.get("/health/ready").get_json() == {"status": "ready"}
+    assert client.get("/health/live").get_json() == {"status": "live"}
     assert client.post("/api/link", json={"text": "Paris"}).get_json()["mentions"][0]["title"] == "Paris"
 
 

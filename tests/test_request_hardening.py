@@ -45,6 +45,26 @@ def test_requests_that_cannot_be_answered_get_a_400_that_says_why(client: FlaskC
     assert reason in text and text.count("\n") == 1
 
 
+def test_a_context_range_that_disagrees_with_its_text_is_refused(client: FlaskClient) -> None:
+    # the answer names each phrase by the context's base and range: "#char=0,5" would name "Paris" as the context
+    body = context("<http://x/request_0#char=0,5>", '"Paris Hilton"')
+    response = client.post("/", data=body.encode(), headers=HEADERS)
+    assert response.status_code == 400
+    assert response.get_data(as_text=True) == ("bad NIF: the context IRI's range #char=0,5 disagrees with its text "
+                                               "of 12 characters; expected #char=0,12\n")
+    agreeing = client.post("/", data=context("<http://x/request_0#char=0,12>", '"Paris Hilton"').encode(),
+                           headers=HEADERS)
+    assert agreeing.status_code == 200
+
+
+def test_a_reason_never_carries_a_control_character(client: FlaskClient) -> None:
+    response = client.post("/", data=context(r"<http://x/a\u0000b>").encode(), headers=HEADERS)
+    assert response.status_code == 400
+    text = response.get_data(as_text=True)
+    assert "\x00" not in text and "\\x00" in text and text.count("\n") == 1
+    assert all(c.isprintable() for c in text.rstrip("\n"))
+
+
 def test_the_415_reason_is_short_and_names_the_accepted_types(client: FlaskClient) -> None:
     response = client.post("/", data=gerbil_request("Paris"), headers={"Content-Type": "text/html; x=" + "y" * 6000})
     assert response.status_code == 415

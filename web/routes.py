@@ -1,4 +1,4 @@
-"""The GERBIL NIF endpoint and the health check."""
+"""The GERBIL NIF endpoint and the health checks (`/health` with what is served, `/health/live`, `/health/ready`)."""
 from __future__ import annotations
 
 from flask import Blueprint, Response, current_app, jsonify, request
@@ -45,6 +45,23 @@ def health() -> Response | tuple[Response, int]:
     except LinkerNotReady as error:
         return jsonify(status=loader.state, error=str(error)), 503
     return jsonify(status="ok", **description)
+
+
+@bp.get("/health/live")
+def live() -> Response:
+    """Liveness: the process answers (200), whether or not its model is in."""
+    return jsonify(status="live")
+
+
+@bp.get("/health/ready")
+def ready() -> Response | tuple[Response, int]:
+    """Readiness: 200 once the model is in and links, 503 while it loads or when its loading failed."""
+    loader = served_loader()
+    try:
+        loader.linker()
+    except LinkerNotReady as error:
+        return jsonify(status=loader.state, error=str(error)), 503
+    return jsonify(status="ready")
 
 
 def _check_content_type() -> None:
