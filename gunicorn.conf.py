@@ -36,6 +36,8 @@ keepalive = 5
 preload_app = False
 
 accesslog = "-"
+# gunicorn's default access line, then the request id the answer carries (web.request_ids)
+access_log_format = '%(h)s %(l)s %(u)s %(t)s "%(r)s" %(s)s %(b)s "%(f)s" "%(a)s" %({x-request-id}o)s'
 errorlog = "-"
 loglevel = os.environ.get("ENTQA_LOG_LEVEL", "info")
 
@@ -46,9 +48,12 @@ def when_ready(server: Arbiter) -> None:
 
 def post_fork(server: Arbiter, worker: Worker) -> None:
     # The app's own log lines (what the linker loads, when it is ready) go to standard error beside gunicorn's,
-    # which keeps its own handlers.
+    # which keeps its own handlers; each names the request it was written for ("-": none).
+    from web.request_ids import install_log_records
+
+    install_log_records()
     logging.basicConfig(level=loglevel.upper(), datefmt="%Y-%m-%d %H:%M:%S %z",
-                        format="[%(asctime)s] [%(process)d] [%(levelname)s] %(name)s: %(message)s")
+                        format="[%(asctime)s] [%(process)d] [%(levelname)s] [%(request_id)s] %(name)s: %(message)s")
 
 
 def post_worker_init(worker: Worker) -> None:

@@ -1,6 +1,8 @@
 """Requests that used to get a 500 or a wrong 200 (issue 47): each now gets a 400 that says why, or a true answer."""
 from __future__ import annotations
 
+import logging
+
 import pyoxigraph
 import pytest
 from flask.testing import FlaskClient
@@ -96,3 +98,28 @@ def test_the_answer_carries_the_text_as_sent_as_an_xsd_string(client: FlaskClien
     (text,) = [quad.object for quad in pyoxigraph.parse(response.data, format=pyoxigraph.RdfFormat.TURTLE)
                if quad.predicate.value == f"{N}#isString"]
     assert text == pyoxigraph.Literal(literal[1:literal.rindex('"')], datatype=pyoxigraph.NamedNode(XSD + "string"))
+
+
+def test_every_answer_carries_a_request_id_and_the_log_lines_name_it(client: FlaskClient,
+                                                                      caplog: pytest.LogCaptureFixture) -> None:
+    given = client.post("/", data=gerbil_request("Paris"), headers={**HEADERS, "X-Request-Id": "gerbil-42"})
+    assert given.headers["X-Request-Id"] == "gerbil-42"
+    made = client.post("/api/link", json={"text": "Paris"})
+    assert len(made.headers["X-Request-Id"]) == 32  # a new one
+    odd = client.post("/api/link", json={"text": "Paris"}, headers={"X-Request-Id": "two words\u0000"})
+    assert odd.headers["X-Request-Id"] != "two words\u0000" and len(odd.headers["X-Request-Id"]) == 32
+    assert client.get("/health/live").headers["X-Request-Id"] != made.headers["X-Request-Id"]
+    with caplog.at_level(logging.ERROR, logger="web.errors"):
+        broken = create_app({"TESTING": True}, linker=FailingLinker()).test_client()
+        failed = broken.post("/api/link", json={"text": "Paris"}, headers={"X-Request-Id": "req-7"})
+    assert failed.status_code == 500 and failed.headers["X-Request-Id"] == "req-7"
+    assert [record.request_id for record in caplog.records] == ["req-7"]
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="web"):
+        logging.getLogger("web").info("outside any request")
+    assert [record.request_id for record in caplog.records] == ["-"]
+
+
+class FailingLinker(DictionaryLinker):
+    def link(self, text: str, spans=None):  # type: ignore[no-untyped-def]
+        raise RuntimeError("the model broke")

@@ -18,6 +18,7 @@ from web.api import bp as api
 from web.errors import register_error_handlers
 from web.loading import LinkerLoader
 from web.page import bp as page
+from web.request_ids import register_request_ids
 from web.routes import bp as nif_routes
 
 logger = logging.getLogger(__name__)
@@ -84,6 +85,7 @@ def create_app(config: Mapping[str, Any] | None = None, *, linker: EntityLinker 
         loader.wait()  # nothing to load: served from the first request on
     app.extensions["entqa"] = loader
     register_error_handlers(app)
+    register_request_ids(app)
     app.register_blueprint(nif_routes)
     app.register_blueprint(api)
     app.register_blueprint(page)
