@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import io
 import socket
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import IO
 
 import pytest
@@ -122,3 +123,41 @@ def test_a_document_past_its_deadline_is_a_503_and_the_linker_stops_it() -> None
     while not linker.stopped and time.monotonic() < deadline:
         time.sleep(0.01)
     assert linker.stopped == ["Paris"] and not linker.finished
+
+
+def test_beyond_the_queue_limit_a_request_gets_503_with_retry_after_and_one_at_a_time_never_does() -> None:
+    linker = SlowLinker(seconds=0.6)
+    app = create_app({"TESTING": True, "QUEUE_DOCUMENTS": 1, "BATCH_DOCUMENTS": 1}, linker=linker)
+    client = app.test_client()
+    for text in ("Paris", "London", "Paris"):  # one client, one document at a time: always taken
+        assert client.post("/", data=gerbil_request(text), headers=HEADERS).status_code == 200
+    answers: dict[str, int] = {}
+
+    def post(text: str) -> None:
+        answers[text] = app.test_client().post("/api/link", json={"text": text}).status_code
+
+    running = threading.Thread(target=post, args=("running Paris",))
+    running.start()
+    _wait_for(lambda: "running Paris" in linker.started)
+    waiting = threading.Thread(target=post, args=("waiting London",))
+    waiting.start()
+    _wait_for(lambda: client.get("/health/ready").status_code == 503)
+    assert client.get("/health/ready").get_json()["status"] == "full"
+    refused = client.post("/api/link", json={"text": "refused Paris"})
+    assert refused.status_code == 503 and int(refused.headers["Retry-After"]) >= 1
+    assert refused.get_json() == {"error": "the service is busy: 1 documents of 14 characters wait already; "
+                                           "retry later"}
+    nif = client.post("/", data=gerbil_request("Paris"), headers=HEADERS)
+    assert nif.status_code == 503 and "Retry-After" in nif.headers and nif.mimetype == "text/plain"
+    running.join()
+    waiting.join()
+    assert answers == {"running Paris": 200, "waiting London": 200}
+    assert client.get("/health/ready").get_json() == {"status": "ready"}
+    assert "refused Paris" not in linker.started
+
+
+def _wait_for(condition: Callable[[], bool], timeout_s: float = 5) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)

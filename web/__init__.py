@@ -10,7 +10,7 @@ from typing import Any
 from flask import Flask
 
 from annotator import DEFAULT_MODEL_DIR
-from annotator.serving.batching import BatchLimits
+from annotator.serving.batching import BatchLimits, QueueLimits
 from annotator.serving.linker_thread import ThreadBoundLinker
 from annotator.linking import EntityLinker
 from annotator.settings import LinkerSettings, settings_from_variables
@@ -55,6 +55,11 @@ DEFAULTS: dict[str, Any] = {
     "BATCH_CHARACTERS": 20_000,
     # waiting this long after the first one was queued for others to join it.
     "BATCH_WAIT_MS": 0,
+    # Beyond these many documents, or characters of text, waiting for the model, a request gets 503 with Retry-After
+    # (null: no bound). An empty queue takes any document, so one client at a time (GERBIL) is never refused;
+    # 100,000 characters are about 500 s of model time on a 2-core CPU, within DOCUMENT_TIMEOUT.
+    "QUEUE_DOCUMENTS": 64,
+    "QUEUE_CHARACTERS": 100_000,
 }
 
 
@@ -80,7 +85,8 @@ def create_app(config: Mapping[str, Any] | None = None, *, linker: EntityLinker 
     if config is not None:
         app.config.from_mapping(config)
     # Checked here, so that a setting out of range stops the start rather than the loading.
-    loader = LinkerLoader(partial(_thread_bound_linker, app, linker, _batch_limits(app), _linker_settings(app)))
+    loader = LinkerLoader(partial(_thread_bound_linker, app, linker, _batch_limits(app), _queue_limits(app),
+                                  _linker_settings(app)))
     if linker is not None:
         loader.wait()  # nothing to load: served from the first request on
     app.extensions["entqa"] = loader
@@ -92,13 +98,20 @@ def create_app(config: Mapping[str, Any] | None = None, *, linker: EntityLinker 
     return app
 
 
-def _thread_bound_linker(app: Flask, linker: EntityLinker | None, batch: BatchLimits,
+def _thread_bound_linker(app: Flask, linker: EntityLinker | None, batch: BatchLimits, queue: QueueLimits,
                          settings: LinkerSettings) -> ThreadBoundLinker:
     # Request threads hand their documents to the one thread that holds the model (see ThreadBoundLinker).
     def build() -> EntityLinker:
         return linker if linker is not None else _load_linker(app, settings)
 
-    return ThreadBoundLinker(build, timeout_s=app.config["DOCUMENT_TIMEOUT"], batch=batch)
+    return ThreadBoundLinker(build, timeout_s=app.config["DOCUMENT_TIMEOUT"], batch=batch, queue=queue)
+
+
+def _queue_limits(app: Flask) -> QueueLimits:
+    try:
+        return QueueLimits(documents=app.config["QUEUE_DOCUMENTS"], characters=app.config["QUEUE_CHARACTERS"])
+    except ValueError as error:
+        raise ValueError(f"{error} (ENTQA_QUEUE_DOCUMENTS, ENTQA_QUEUE_CHARACTERS)") from error
 
 
 def _batch_limits(app: Flask) -> BatchLimits:

@@ -7,6 +7,7 @@ import logging
 from flask import Flask, Response, jsonify, request
 from werkzeug.exceptions import HTTPException
 
+from annotator.serving.batching import QueueFull
 from nif import NifParseError
 
 logger = logging.getLogger(__name__)
@@ -35,7 +36,8 @@ def register_error_handlers(app: Flask) -> None:
     Args:
         app: the application to register the handlers on.
     """
-    app.register_error_handler(Exception, lambda error: _answer(*failure(error)))
+    app.register_error_handler(Exception, lambda error: _answer(*failure(error),
+                                                                retry_after_s=getattr(error, "retry_after_s", None)))
 
 
 def failure(error: BaseException) -> tuple[str, int]:
@@ -43,6 +45,8 @@ def failure(error: BaseException) -> tuple[str, int]:
     which the reason leaves out."""
     if isinstance(error, NifParseError):
         reason, status = f"bad NIF: {error}", 400
+    elif isinstance(error, QueueFull):
+        reason, status = str(error), 503
     elif isinstance(error, RequestError):
         reason, status = str(error), error.status_code
     elif isinstance(error, HTTPException):
@@ -59,9 +63,12 @@ def failure(error: BaseException) -> tuple[str, int]:
     return line, status
 
 
-def _answer(reason: str, status: int) -> Response:
+def _answer(reason: str, status: int, *, retry_after_s: int | None = None) -> Response:
     if request.path.startswith(JSON_PATH_PREFIX):
         answer = jsonify(error=reason)
         answer.status_code = status
-        return answer
-    return Response(reason + "\n", status=status, content_type="text/plain; charset=utf-8")
+    else:
+        answer = Response(reason + "\n", status=status, content_type="text/plain; charset=utf-8")
+    if retry_after_s is not None:
+        answer.headers["Retry-After"] = str(retry_after_s)
+    return answer

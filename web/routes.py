@@ -55,12 +55,15 @@ def live() -> Response:
 
 @bp.get("/health/ready")
 def ready() -> Response | tuple[Response, int]:
-    """Readiness: 200 once the model is in and links, 503 while it loads or when its loading failed."""
+    """Readiness: 200 once the model is in and its queue has room; 503 while it loads, after its loading failed, or
+    while the queue is full."""
     loader = served_loader()
     try:
-        loader.linker()
+        linker = loader.linker()
     except LinkerNotReady as error:
         return jsonify(status=loader.state, error=str(error)), 503
+    if linker.full():
+        return jsonify(status="full", error="the queue of documents is full; new ones get 503"), 503
     return jsonify(status="ready")
 
 

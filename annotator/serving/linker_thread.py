@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as WaitTimeout
 
-from annotator.serving.batching import BatchLimits, DocumentQueue, PendingDocument
+from annotator.serving.batching import BatchLimits, DocumentQueue, PendingDocument, QueueLimits
 from annotator.runtime.cancellation import BatchCancellation, Cancellation, LinkingCancelled, cancellable
 from annotator.data_types import Mention
 from annotator.linking import BatchEntityLinker, EntityLinker, Span, check_spans
@@ -34,6 +35,7 @@ class ThreadBoundLinker:
     documents at once, so that they wait together. A document whose spans are invalid fails alone, before the
     pass; when a pass fails, its documents are linked again one by one, so that only the failing one fails.
 
+    Documents that would take the queue past `queue`'s limits are refused at once (`QueueFull`, with when to retry).
     A document gets `timeout_s` from the call, queueing included. Past that, or once its caller is gone, the
     caller gets LinkingCancelled at once and the linker thread drops the document: before starting it, or at
     the pipeline's next batch (`annotator.runtime.cancellation`), so that it goes on to the documents still wanted. A
@@ -41,10 +43,10 @@ class ThreadBoundLinker:
     """
 
     def __init__(self, build: Callable[[], EntityLinker], *, timeout_s: float | None = None,
-                 batch: BatchLimits = BatchLimits()) -> None:
+                 batch: BatchLimits = BatchLimits(), queue: QueueLimits = QueueLimits()) -> None:
         self.timeout_s = timeout_s
         self.batch = batch
-        self._queue = DocumentQueue(batch)
+        self._queue = DocumentQueue(batch, queue)
         built: Future[EntityLinker] = Future()
         # A daemon: a process that exits with documents still queued does not wait for them.
         threading.Thread(target=self._serve, args=(build, built), name="linker", daemon=True).start()
@@ -89,6 +91,10 @@ class ThreadBoundLinker:
         """How many documents are queued for the linker thread, not yet taken into a pass."""
         return len(self._queue)
 
+    def full(self) -> bool:
+        """Whether the queue would refuse another document now (`QueueFull`)."""
+        return self._queue.full()
+
     def describe(self) -> dict[str, str]:
         # No model work: answered on the caller's thread, also while a document is being linked.
         return self._linker.describe()
@@ -102,7 +108,10 @@ class ThreadBoundLinker:
             return
         built.set_result(linker)
         while True:
-            _link_pending(linker, self._queue.next_batch())
+            batch = self._queue.next_batch()
+            started = time.monotonic()
+            _link_pending(linker, batch)
+            self._queue.linked(sum(len(document.text) for document in batch), time.monotonic() - started)
 
 
 def _answer(document: PendingDocument,

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from annotator.serving.batching import BatchLimits, DocumentQueue, PendingDocument
+from annotator.serving.batching import BatchLimits, DocumentQueue, PendingDocument, QueueFull, QueueLimits
 from annotator.runtime.cancellation import BatchCancellation, Cancellation, LinkingCancelled
 
 
@@ -100,3 +100,27 @@ def test_a_batch_is_cancelled_only_once_every_document_of_it_is() -> None:
     assert batch.reason() == "the client went away; took longer than the limit of 60 s"
     with pytest.raises(LinkingCancelled):
         batch.check()
+
+
+def test_a_full_queue_refuses_with_when_to_retry_and_an_empty_one_takes_anything() -> None:
+    queue = DocumentQueue(BatchLimits(), QueueLimits(documents=2, characters=1_000))
+    queue.put(pending("x" * 5_000))  # longer than the bound, but nothing waits: taken
+    assert queue.full()
+    with pytest.raises(QueueFull) as refused:
+        queue.put(pending("a"))
+    assert refused.value.retry_after_s == 26  # 5,001 characters at the first guess of 200 a second
+    assert texts(queue.next_batch()) == ["x" * 5_000] and not queue.full()
+    queue.put(pending("a"), pending("b"))  # both at once, within two documents
+    with pytest.raises(QueueFull, match="2 documents of 2 characters wait already"):
+        queue.put(pending("c"))
+    queue.linked(characters=1_000, seconds=0.1)  # a fast pass: the next wait is shorter
+    with pytest.raises(QueueFull) as refused:
+        queue.put(pending("c"))
+    assert refused.value.retry_after_s == 1
+
+
+def test_queue_limits_name_what_they_take() -> None:
+    with pytest.raises(ValueError, match="queue documents must be an integer of 1 or more, or null"):
+        QueueLimits(documents=0)
+    with pytest.raises(ValueError, match="queue characters"):
+        QueueLimits(characters=True)
