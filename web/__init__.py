@@ -57,8 +57,9 @@ DEFAULTS: dict[str, Any] = {
     "BATCH_WAIT_MS": 0,
     # Beyond these many documents, or characters of text, waiting for the model, a request gets 503 with Retry-After
     # (null: no bound). An empty queue takes any document, so one client at a time (GERBIL) is never refused;
-    # 100,000 characters are about 500 s of model time on a 2-core CPU, within DOCUMENT_TIMEOUT.
-    "QUEUE_DOCUMENTS": 64,
+    # 200 documents hold two full batch requests; 100,000 characters are about 500 s of model time on a 2-core
+    # CPU, within DOCUMENT_TIMEOUT.
+    "QUEUE_DOCUMENTS": 200,
     "QUEUE_CHARACTERS": 100_000,
 }
 
