@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import logging
 import os
+import tempfile
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -24,6 +25,10 @@ workers = int(os.environ.get("ENTQA_WORKERS", "1"))
 # app cuts off after ENTQA_BODY_TIMEOUT s of silence, web.request_limits).
 worker_class = "gthread"
 threads = int(os.environ.get("ENTQA_THREADS", "16"))
+
+# /metrics sums the workers' metrics from files they write here (prometheus_client's multiprocess mode): a folder
+# of this server's own unless one is given.
+os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", tempfile.mkdtemp(prefix="entqa-metrics-"))
 
 # GERBIL waits up to 600 s for an answer; a worker must never be killed before GERBIL gives up.
 timeout = 660
@@ -59,6 +64,13 @@ def post_fork(server: Arbiter, worker: Worker) -> None:
 def post_worker_init(worker: Worker) -> None:
     worker.log.info("worker %s answering; its linker loads in the background (GET /health: 503 until it is in)",
                     worker.pid)
+
+
+def child_exit(server: Arbiter, worker: Worker) -> None:
+    # a gone worker's live gauges (waiting documents, memory) leave the sums
+    from prometheus_client import multiprocess
+
+    multiprocess.mark_process_dead(worker.pid)
 
 
 def worker_abort(worker: Worker) -> None:

@@ -69,3 +69,21 @@ def test_config_file_settings() -> None:
     assert settings["preload_app"] == "False"
     assert int(settings["timeout"]) >= 600
     assert settings["workers"] == "1"
+
+
+@pytest.mark.slow  # starts gunicorn with two workers
+def test_metrics_sum_the_workers_and_the_log_names_request_ids(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from prometheus_client.parser import text_string_to_metric_families
+
+    log = tmp_path / "gunicorn.log"
+    with gunicorn_serving("tests.support.wsgi_test_app:app", env={"ENTQA_WORKERS": "2"}, log_path=log) as (url, _, _):
+        for number in range(6):
+            status, _, _ = _post(f"{url}/gerbil", gerbil_request("Paris"), {**HEADERS, "X-Request-Id": f"r{number}"})
+            assert status == 200
+        with urllib.request.urlopen(f"{url}/metrics", timeout=30) as response:
+            families = text_string_to_metric_families(response.read().decode("utf-8"))
+            served = sum(sample.value for family in families for sample in family.samples
+                         if sample.name == "entqa_requests_total" and sample.labels["route"] == "/gerbil")
+    assert served == 6  # whichever worker answered the scrape
+    access = log.read_text(encoding="utf-8")
+    assert all(f'" r{number}' in access or f" r{number}\n" in access for number in range(6))

@@ -17,6 +17,8 @@ from annotator.settings import LinkerSettings, settings_from_variables
 from web.api import bp as api
 from web.errors import register_error_handlers
 from web.loading import LinkerLoader
+from web import metrics
+from web.metrics import register_metrics
 from web.page import bp as page
 from web.request_ids import register_request_ids
 from web.routes import bp as nif_routes
@@ -93,6 +95,7 @@ def create_app(config: Mapping[str, Any] | None = None, *, linker: EntityLinker 
     app.extensions["entqa"] = loader
     register_error_handlers(app)
     register_request_ids(app)
+    register_metrics(app)
     app.register_blueprint(nif_routes)
     app.register_blueprint(api)
     app.register_blueprint(page)
@@ -105,7 +108,8 @@ def _thread_bound_linker(app: Flask, linker: EntityLinker | None, batch: BatchLi
     def build() -> EntityLinker:
         return linker if linker is not None else _load_linker(app, settings)
 
-    return ThreadBoundLinker(build, timeout_s=app.config["DOCUMENT_TIMEOUT"], batch=batch, queue=queue)
+    return ThreadBoundLinker(build, timeout_s=app.config["DOCUMENT_TIMEOUT"], batch=batch, queue=queue,
+                             on_pass=metrics.linked)
 
 
 def _queue_limits(app: Flask) -> QueueLimits:

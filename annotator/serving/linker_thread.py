@@ -43,9 +43,11 @@ class ThreadBoundLinker:
     """
 
     def __init__(self, build: Callable[[], EntityLinker], *, timeout_s: float | None = None,
-                 batch: BatchLimits = BatchLimits(), queue: QueueLimits = QueueLimits()) -> None:
+                 batch: BatchLimits = BatchLimits(), queue: QueueLimits = QueueLimits(),
+                 on_pass: Callable[[int, int, float], None] | None = None) -> None:
         self.timeout_s = timeout_s
         self.batch = batch
+        self._on_pass = on_pass  # told (documents, characters, seconds) after each pass, on the linker thread
         self._queue = DocumentQueue(batch, queue)
         built: Future[EntityLinker] = Future()
         # A daemon: a process that exits with documents still queued does not wait for them.
@@ -111,7 +113,10 @@ class ThreadBoundLinker:
             batch = self._queue.next_batch()
             started = time.monotonic()
             _link_pending(linker, batch)
-            self._queue.linked(sum(len(document.text) for document in batch), time.monotonic() - started)
+            characters, seconds = sum(len(document.text) for document in batch), time.monotonic() - started
+            self._queue.linked(characters, seconds)
+            if self._on_pass is not None:
+                self._on_pass(len(batch), characters, seconds)
 
 
 def _answer(document: PendingDocument,
