@@ -14,6 +14,7 @@ import argparse
 import copy
 import json
 import logging
+import os
 import pickle
 import statistics
 from collections.abc import Sequence
@@ -29,6 +30,7 @@ from annotator.knowledge.loading import load_knowledge
 from annotator.pipeline.document import Document
 from annotator.pipeline.linker import Linker
 from annotator.pipeline.text_view import TextView
+from annotator.settings import settings_from_variables
 from gerbil.client import Answer, Task
 from gerbil.datasets import Dataset, load_dataset
 from gerbil.dev_suite import DEFAULT_DATA_DIR, OOD_AVERAGED, SET_NAMES, set_path
@@ -80,11 +82,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--keep", nargs="*", action="append",
                         help="rule stages (class names) run after the decision, one variant per --keep "
                              "(default: WebAddresses only)")
-    parser.add_argument("--readings", type=Path, help="folder keeping the read documents between runs")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="NAME=VALUE",
+                        help="a linker setting, over the ENTQA_* variables (as gerbil.dev_suite's --set)")
+    parser.add_argument("--readings", type=Path, help="folder keeping the read documents between runs (one per "
+                                                      "setting: the readings depend on it)")
     parser.add_argument("--output", type=Path, help="JSON of the figures")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    linker = Linker.from_pretrained(args.model, kb_path=args.kb, config_overrides={"decision": False})
+    settings = settings_from_variables(os.environ, assignments=args.overrides)
+    linker = Linker.from_pretrained(args.model, kb_path=args.kb, config_overrides={**settings.model, "decision": False},
+                                    runtime=settings.runtime)
     reader = reading_linker(linker)
     after = list(linker.post_processors[len(reader.post_processors):])
     variants = {"shipped": after}
