@@ -38,3 +38,13 @@ def test_metrics_count_requests_documents_and_characters() -> None:
     assert grew("entqa_pass_seconds_count") == 2
     assert after[("entqa_queue_documents", ())] == 0
     assert after[("entqa_max_resident_memory_bytes", ())] > 10 * 2**20
+
+
+def test_the_linkers_stages_are_timed(tiny_linker) -> None:  # type: ignore[no-untyped-def]
+    client = create_app({"TESTING": True}, linker=DictionaryLinker()).test_client()
+    before = samples(client)
+    tiny_linker.link("Paris is the capital of France.")
+    after = samples(client)
+    for stage in ("retrieval", "reading", "decoding"):
+        key = ("entqa_stage_seconds_count", (("stage", stage),))
+        assert after[key] - before.get(key, 0.0) == 1

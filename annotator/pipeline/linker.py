@@ -21,6 +21,7 @@ from annotator.pipeline.merging import LinkedSpan
 from annotator.pipeline.stages import PostProcessor, Reading, Retrieval, TextViewer
 from annotator.pipeline.text_view import TextView
 from annotator.runtime.settings import RuntimeSettings
+from annotator.runtime.stage_times import timed
 from annotator.uris import NIL_NAMESPACE, dbpedia_uri, not_in_wiki_uri
 
 
@@ -116,12 +117,17 @@ class Linker:
         return views, documents
 
     def _run_stages(self, documents: Sequence[Document]) -> None:
-        candidates = self.retrieval.candidates(documents)
-        for document, scores in zip(documents, self.reading.scores(documents, candidates)):
-            document.scores = scores
-            document.links = self.decoding.links(document)
+        with timed("retrieval"):
+            candidates = self.retrieval.candidates(documents)
+        with timed("reading"):
+            scores = self.reading.scores(documents, candidates)
+        with timed("decoding"):
+            for document, passage_scores in zip(documents, scores):
+                document.scores = passage_scores
+                document.links = self.decoding.links(document)
         for stage in self.post_processors:
-            stage.revise(documents, reading=self.reading, decoding=self.decoding)
+            with timed(type(stage).__name__):
+                stage.revise(documents, reading=self.reading, decoding=self.decoding)
 
     def mentions(self, text: str, view: TextView, document: Document) -> list[Mention]:
         """The document's links as mentions of the original text, sorted by position; given spans come back as
