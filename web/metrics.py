@@ -1,7 +1,7 @@
 """The service's metrics in Prometheus's text format (`GET /metrics`): requests by route and status and their
-seconds, documents and characters the model linked, the seconds of its passes and of each stage of the linker, the documents waiting, and the
-process's resident memory. Under gunicorn with several workers each writes its own files to
-`$PROMETHEUS_MULTIPROC_DIR` (set by `gunicorn.conf.py`) and a scrape sums them (prometheus_client's multiprocess
+seconds, documents and characters the model linked, the seconds of its passes and of each stage of the linker, the
+documents waiting, and the process's resident memory. Under gunicorn with several workers each writes its own files
+to `$PROMETHEUS_MULTIPROC_DIR` (set by `gunicorn.conf.py`) and a scrape sums them (prometheus_client's multiprocess
 mode)."""
 from __future__ import annotations
 
