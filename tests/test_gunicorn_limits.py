@@ -2,6 +2,7 @@
 and vanished clients, the per-document deadline, /health while documents queue."""
 from __future__ import annotations
 
+import json
 import socket
 import time
 import urllib.error
@@ -138,3 +139,18 @@ def test_a_document_past_the_deadline_is_a_503_with_its_reason() -> None:
         assert (status, answer) == (503, b"document dropped: took longer than the limit of 1 s\n")
         assert time.monotonic() - started < 3
         assert _timed_health(url) < 1
+
+
+def test_json_and_batch_documents_of_clients_that_went_away_are_dropped(slow_server: Server) -> None:
+    url, port, _ = slow_server
+    single = json.dumps({"text": "Paris"}).encode()
+    batch = json.dumps({"documents": [{"text": "Paris"}, {"text": "London"}, {"text": "Paris"}]}).encode()
+    for path, body in [("/api/link", single)] * 4 + [("/api/link/batch", batch)]:
+        with socket.create_connection(("127.0.0.1", port)) as connection:
+            connection.sendall((f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                                f"Content-Length: {len(body)}\r\n\r\n").encode() + body)
+    time.sleep(0.1)
+    started = time.monotonic()
+    assert _post(url, gerbil_request("Paris"))[0] == 200
+    # Linked all eight, it would take 8 x 1.5 s; the vanished clients' documents are stopped or never started.
+    assert time.monotonic() - started < 2 * LINK_S + 0.5
