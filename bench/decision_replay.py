@@ -15,17 +15,14 @@ import copy
 import json
 import logging
 import os
-import pickle
 import statistics
 from collections.abc import Sequence
 from pathlib import Path
 
-from tqdm import tqdm
-
 from annotator import DEFAULT_MODEL_DIR
 from annotator.decision.model import Decision, reader_identity
 from annotator.decision.stage import LearnedDecision
-from annotator.decision.training import reading_linker
+from annotator.decision.training import read_documents, reading_linker
 from annotator.knowledge.loading import load_knowledge
 from annotator.pipeline.document import Document
 from annotator.pipeline.linker import Linker
@@ -38,23 +35,11 @@ from gerbil.experiment import evaluate
 from nif import annotations_from_mentions
 
 
-def read_set(linker: Linker, dataset: Dataset, task: Task, cache: Path | None,
-             batch_size: int = 8) -> tuple[list[TextView], list[Document]]:
+def read_set(linker: Linker, dataset: Dataset, task: Task, cache: Path | None) -> tuple[list[TextView], list[Document]]:
     """The set's documents read up to the decision (from `cache` when there)."""
-    if cache is not None and cache.is_file():
-        return pickle.loads(cache.read_bytes())
-    views, documents = [], []
-    docs = dataset.documents
-    for first in tqdm(range(0, len(docs), batch_size), desc=f"reading {dataset.name} {task.value}", unit="batch"):
-        part = docs[first:first + batch_size]
-        spans = [[(a.start, a.end) for a in d.annotations] if task is Task.D2KB else None for d in part]
-        v, d = linker.read([doc.text for doc in part], spans)
-        views += v
-        documents += d
-    if cache is not None:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        cache.write_bytes(pickle.dumps((views, documents)))
-    return views, documents
+    spans = [[(a.start, a.end) for a in d.annotations] if task is Task.D2KB else None for d in dataset.documents]
+    return read_documents(linker, [d.text for d in dataset.documents], spans, cache=cache,
+                          description=f"{dataset.name} {task.value}")
 
 
 def answers(linker: Linker, dataset: Dataset, task: Task, views: Sequence[TextView], documents: Sequence[Document],

@@ -54,10 +54,10 @@ def failure(error: BaseException) -> tuple[str, int]:
     else:
         logger.error("annotation failed", exc_info=error)
         reason, status = f"internal error: {type(error).__name__} (details in the server log)", 500
-    # Reasons may quote the request (an IRI, a Content-Type): kept to one short line that UTF-8 can carry.
-    # Control and other unprintable characters (an escaped U+0000 in an IRI) are written as escapes, never sent raw.
+    # Reasons may quote the request (an IRI, a Content-Type): kept to one short line that UTF-8 can carry, control
+    # and other unprintable characters (an escaped U+0000 in an IRI, a lone surrogate) written as escapes.
     line = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
-                   for c in " ".join(reason.split())).encode("utf-8", "backslashreplace").decode("utf-8")
+                   for c in " ".join(reason.split()))
     if len(line) > MAX_REASON_CHARS:
         line = line[:MAX_REASON_CHARS - 1] + "…"
     return line, status

@@ -14,6 +14,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, G
 from prometheus_client import REGISTRY, multiprocess
 
 from annotator.runtime import stage_times
+from web.loading import LinkerNotReady, served_loader
 
 REQUESTS = Counter("entqa_requests", "Requests answered, by route and HTTP status", ["route", "status"])
 REQUEST_SECONDS = Histogram("entqa_request_seconds", "Seconds from a request's arrival to its answer, by route",
@@ -63,8 +64,6 @@ def register_metrics(app: Flask) -> None:
 @bp.get("/metrics")
 def metrics() -> Response:
     """Every metric of this process, or of all workers in multiprocess mode, in Prometheus's text format."""
-    from web.loading import LinkerNotReady, served_loader
-
     try:
         WAITING.set(served_loader().linker().waiting())
     except LinkerNotReady:

@@ -19,6 +19,7 @@ from annotator.kb.titles import without_qualifier
 from annotator.knowledge import Knowledge, name_key
 from annotator.pipeline.decoding import PassageLogits, decode_passages, softmax
 from annotator.pipeline.document import Document
+from annotator.pipeline.merging import to_character_spans
 
 WORD = re.compile(r"\w+(?:[.'’&-]\w+)*")
 
@@ -81,15 +82,6 @@ class _Reading:
     passages: int
     title_only_score: float
     title_only_rerank_logit: float
-
-
-def span_pieces(document: Document, start: int, end: int) -> tuple[int, int]:
-    """The document wordpieces (first, last) a character span covers; the nearest one where it covers none."""
-    offsets = document.tokens.offsets
-    covered = [j for j, (s, e) in enumerate(offsets) if s < end and start < e]
-    if not covered:
-        covered = [min(range(len(offsets)), key=lambda j: abs(offsets[j][0] - start))]
-    return covered[0], covered[-1]
 
 
 @dataclass(frozen=True)
@@ -156,13 +148,11 @@ def found_spans(document: Document, *, top_spans: int, max_span_len: int, thresh
     labelled = decode_passages([PassageLogits(s.start, s.end, s.rerank, p.starts_word, p.ends_word)
                                 for p, s in zip(document.passages, document.scores)],
                                top_spans=top_spans, max_span_len=max_span_len, threshold=threshold)
+    # a title-only reading suggests no span on its own: its score is a feature of the others'
+    labelled = [span for span in labelled if not document.scores[span.passage].title_only_mask()[span.candidate]]
     spans: dict[tuple[int, int], set[int]] = {}
-    for span in labelled:
-        passage, scores = document.passages[span.passage], document.scores[span.passage]
-        if scores.title_only_mask()[span.candidate]:
-            continue  # a title-only reading suggests no span on its own: its score is a feature of the others'
-        key = (passage.offsets[span.start][0], passage.offsets[span.end][1])
-        spans.setdefault(key, set()).add(int(scores.rows[span.candidate]))
+    for span in to_character_spans(labelled, document.passages, [s.rows for s in document.scores]):
+        spans.setdefault((span.start, span.end), set()).add(span.entity)
     return spans
 
 
@@ -195,7 +185,7 @@ class FeatureContext:
 
     def readings(self, start: int, end: int) -> dict[int, _Reading]:
         """Each candidate's best reading of a character span."""
-        return span_readings(self.passages, *span_pieces(self.document, start, end))
+        return span_readings(self.passages, *self.document.span_pieces(start, end))
 
     def span_candidates(self, start: int, end: int, readings: dict[int, _Reading], rows: Sequence[int] | None, *,
                         other_candidates: Sequence[set[int]]) -> SpanCandidates:

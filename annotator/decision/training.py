@@ -34,7 +34,9 @@ from annotator.knowledge import Knowledge, name_key
 from annotator.pipeline.document import Document
 from annotator.pipeline.document_candidates import DocumentCandidates
 from annotator.pipeline.short_names import ShortNames
+from annotator.linking import Span
 from annotator.pipeline.linker import Linker
+from annotator.pipeline.text_view import TextView
 from annotator.pipeline.title_only_look import TitleOnlyLook
 from annotator.training.data import CorpusDocument, KnowledgeBase, TitleLookup
 
@@ -79,16 +81,23 @@ def reading_linker(linker: Linker) -> Linker:
     return dataclasses.replace(linker, post_processors=kept)
 
 
-def read_corpus_documents(linker: Linker, corpus: Sequence[CorpusDocument], *, given: bool,
-                          batch_size: int = 8) -> list[Document]:
-    """Each document read by `linker` (its gold spans given, or not), in its view's offsets."""
-    documents = []
-    for first in tqdm(range(0, len(corpus), batch_size), desc=f"reading ({'given' if given else 'found'} spans)",
-                      unit="batch"):
-        part = corpus[first:first + batch_size]
-        spans = [[(link.start, link.end) for link in d.links] if given else None for d in part]
-        documents.extend(linker.read([d.text for d in part], spans)[1])
-    return documents
+def read_documents(linker: Linker, texts: Sequence[str], spans: Sequence[Sequence[Span] | None], *,
+                   cache: Path | None, description: str, batch_size: int = 8
+                   ) -> tuple[list[TextView], list[Document]]:
+    """Each text's view and document read by `linker`, `batch_size` at a time (kept in `cache` when given, and read
+    from it when there)."""
+    if cache is not None and cache.is_file():
+        return pickle.loads(cache.read_bytes())
+    views: list[TextView] = []
+    documents: list[Document] = []
+    for first in tqdm(range(0, len(texts), batch_size), desc=f"reading {description}", unit="batch"):
+        part_views, part_documents = linker.read(texts[first:first + batch_size], spans[first:first + batch_size])
+        views += part_views
+        documents += part_documents
+    if cache is not None:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        cache.write_bytes(pickle.dumps((views, documents)))
+    return views, documents
 
 
 def span_candidates(linker: Linker, document: Document, knowledge: Knowledge, described: np.ndarray,
@@ -190,13 +199,9 @@ def corpus_examples(linker: Linker, corpus: Sequence[CorpusDocument], golds: Seq
                     held_out: Sequence[Mapping[str, Mapping[int, int]]], knowledge: Knowledge, described: np.ndarray, *,
                     given: bool, cache: Path | None, first_span: int) -> Examples:
     """The labelled rows of a corpus read in one task (the read documents kept in `cache` when given)."""
-    if cache is not None and cache.is_file():
-        documents = pickle.loads(cache.read_bytes())
-    else:
-        documents = read_corpus_documents(linker, corpus, given=given)
-        if cache is not None:
-            cache.parent.mkdir(parents=True, exist_ok=True)
-            cache.write_bytes(pickle.dumps(documents))
+    spans = [[(link.start, link.end) for link in d.links] if given else None for d in corpus]
+    _, documents = read_documents(linker, [d.text for d in corpus], spans, cache=cache,
+                                  description="given spans" if given else "found spans")
     candidates = [span_candidates(linker, d, knowledge, described, DECODING_THRESHOLD, held)
                   for d, held in zip(tqdm(documents, desc="features", unit="doc"), held_out)]
     return examples(candidates, golds, given=given, first_span=first_span)

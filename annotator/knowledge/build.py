@@ -25,6 +25,7 @@ import numpy as np
 import scipy.sparse
 from tqdm import tqdm
 
+from annotator.entity_index import identity_key
 from annotator.kb.reading import kb_fingerprint
 from annotator.knowledge.tables import FORMAT_VERSION, Knowledge, NamePriors
 from annotator.model.encoders import cache_dir
@@ -46,8 +47,7 @@ def knowledge_identity(*, kb_path: str | Path, mention_table: str | Path | None)
 
 def cached_knowledge_dir(identity: dict[str, Any]) -> Path:
     """The cache folder of the tables of `identity` ($ENTQA_CACHE/knowledge/<key>)."""
-    key = hashlib.sha256(repr(sorted(identity.items())).encode()).hexdigest()[:16]
-    return cache_dir() / "knowledge" / key
+    return cache_dir() / "knowledge" / identity_key(identity)
 
 
 def build_knowledge(kb: KnowledgeBase, mention_table: MentionTable | None, identity: dict[str, Any], *,

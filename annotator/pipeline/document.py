@@ -58,6 +58,15 @@ class Document:
         passages = builder.split_passages(tokens)
         return cls(text, given, tokens, passages, [builder.passage_input(p, tokens.topic_ids) for p in passages])
 
+    def span_pieces(self, start: int, end: int) -> tuple[int, int]:
+        """The wordpieces (first, last) that characters `start:end` overlap; the nearest one where they overlap
+        none (whitespace, characters the tokenizer drops)."""
+        offsets = self.tokens.offsets
+        covered = [j for j, (s, e) in enumerate(offsets) if s < end and start < e]
+        if not covered:
+            covered = [min(range(len(offsets)), key=lambda j: abs(offsets[j][0] - start))]
+        return covered[0], covered[-1]
+
     def add_links(self, found: Iterable[LinkedSpan]) -> None:
         """Take the links a post-processor found: end to end, those that overlap no link yet; for given spans
         (D2KB), each replaces the answer on its span."""

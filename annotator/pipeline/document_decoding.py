@@ -43,11 +43,7 @@ class DocumentDecoding:
         wordpiece score it, cut at the passage end when it runs past.
         """
         start, end = span
-        offsets = document.tokens.offsets
-        covered = [j for j, (s, e) in enumerate(offsets) if s < end and start < e]
-        if not covered:
-            covered = [min(range(len(offsets)), key=lambda j: abs(offsets[j][0] - start))]
-        first, last = covered[0], covered[-1]
+        first, last = document.span_pieces(start, end)
         best_row, best_score = -1, -1.0
         for passage, scores in zip(document.passages, document.scores):
             local = first - passage.token_start
