@@ -29,6 +29,9 @@ if TYPE_CHECKING:
 DELEGATED_COMMANDS = {
     "index": ("annotator.entity_index.__main__",
               "build a KB's entity index ahead of time (python -m annotator.entity_index)"),
+    "kb": ("annotator.kb.__main__",
+           "add, update or remove a KB's entities without rebuilding its index; list or compact the changes "
+           "(python -m annotator.kb)"),
     "knowledge": ("annotator.knowledge.__main__",
                   "build a KB's knowledge tables ahead of time: entity graph, prominence, name priors "
                   "(python -m annotator.knowledge)"),

@@ -44,6 +44,12 @@ class EntityDescriptions:
         """No descriptions (an index served without its KB file): every row reads as ""."""
         return cls(b"", np.zeros(1, dtype=np.int64))
 
+    def appended(self, texts: Iterable[str]) -> EntityDescriptions:
+        """These descriptions followed by `texts` as new rows (a KB's changed entities after its file's)."""
+        more = EntityDescriptions.from_texts(texts)
+        return EntityDescriptions(self._buffer + more._buffer,
+                                  np.concatenate([self._offsets, self._offsets[-1] + more._offsets[1:]]))
+
     def __len__(self) -> int:
         return len(self._offsets) - 1
 

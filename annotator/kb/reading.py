@@ -29,7 +29,7 @@ def read_kb(path: str | Path) -> Iterator[Entity]:
         KBFormatError: a line is not JSON or has none of the expected key sets.
     """
     path = Path(path)
-    with _open_text(path) as lines:
+    with open_kb_text(path) as lines:
         for number, line in enumerate(lines, start=1):
             if not line.strip():
                 continue
@@ -37,7 +37,7 @@ def read_kb(path: str | Path) -> Iterator[Entity]:
                 record = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise KBFormatError(f"{path}:{number}: not a JSON object ({exc.msg})") from exc
-            yield _parse_record(record, path=path, number=number)
+            yield entity_from_record(record, path=path, number=number)
 
 
 def kb_fingerprint(path: str | Path) -> str:
@@ -53,13 +53,19 @@ def kb_fingerprint(path: str | Path) -> str:
     return digest.hexdigest()
 
 
-def _open_text(path: Path) -> IO[str]:
+def open_kb_text(path: Path) -> IO[str]:
+    """A `.jsonl` or `.jsonl.gz` file opened as UTF-8 text (a byte that is not UTF-8 raises UnicodeDecodeError)."""
     if path.suffix == ".gz":
         return gzip.open(path, "rt", encoding="utf-8")
     return path.open(encoding="utf-8")
 
 
-def _parse_record(record: Any, *, path: Path, number: int) -> Entity:
+def entity_from_record(record: Any, *, path: Path, number: int) -> Entity:
+    """The entity of one parsed KB line, in any of the formats `read_kb` reads.
+
+    Raises:
+        KBFormatError: naming `path` and line `number`, the record is in none of them.
+    """
     if isinstance(record, Mapping):
         for matches, parse in _FORMATS:
             if matches(record):

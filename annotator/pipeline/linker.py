@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -23,6 +23,9 @@ from annotator.pipeline.text_view import TextView
 from annotator.runtime.settings import RuntimeSettings
 from annotator.runtime.stage_times import timed
 from annotator.uris import NIL_NAMESPACE, dbpedia_uri, not_in_wiki_uri
+
+if TYPE_CHECKING:
+    from annotator.pipeline.loading import LoadedKB, LoadedModels
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
@@ -45,6 +48,8 @@ class Linker:
     device: torch.device
     model_dir: Path
     kb_path: Path | None
+    kb_changes: str = ""  # the digest of the KB's changes in use (`annotator.kb.changes`), "" for none
+    sources: tuple[LoadedModels, LoadedKB] | None = None  # what `reloaded` reuses
 
     @classmethod
     def from_pretrained(cls, model_dir: str | Path, *, kb_path: str | Path | None = None,
@@ -67,10 +72,22 @@ class Linker:
         return load_linker(model_dir, kb_path=kb_path, index_dir=index_dir, device=device,
                            config_overrides=config_overrides, runtime=runtime)
 
+    def reloaded(self) -> Linker:
+        """A linker with the same models over the KB as it is on disk now: its changes (`entqa kb`) applied, its
+        index loaded again only when its file was replaced (`entqa kb compact`). This linker is left as it is.
+
+        Raises:
+            ModelLoadError, KBChangeError, KBFormatError: the KB on disk cannot be loaded.
+        """
+        from annotator.pipeline.loading import reload_linker  # loading imports this module
+
+        return reload_linker(self)
+
     def describe(self) -> dict[str, str | int | float]:
         """Model, encoder, KB and its entity count, index, mention table, device and γ in use (for /health)."""
         return {"model": str(self.model_dir), "encoder": self.config.encoder,
-                "kb": str(self.kb_path or self.index.directory), **self.retrieval.describe(),
+                "kb": str(self.kb_path or self.index.directory), "kb_changes": self.kb_changes,
+                **self.retrieval.describe(),
                 **self.reading.describe(), "threshold": self.decoding.threshold}
 
     def link(self, text: str, spans: Sequence[Span] | None = None) -> list[Mention]:

@@ -5,16 +5,22 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
 
 from annotator.errors import ModelLoadError
-from annotator.entity_index import EntityIndex, cached_index_dir, entity_tower_id, index_identity
+from annotator.entity_index import EntityEncoder, EntityIndex, cached_index_dir, entity_tower_id, index_identity
+from annotator.entity_index.build import build_folder
+from annotator.entity_index.folder import faiss_path, read_manifest
+from annotator.entity_index.segment import SegmentedIndex, cached_segment
 from annotator.decision.model import Decision, reader_identity
 from annotator.decision.stage import LearnedDecision
+from annotator.kb.changes import read_changes
 from annotator.kb.descriptions import EntityDescriptions
+from annotator.kb.reading import kb_fingerprint
 from annotator.knowledge import Knowledge
 from annotator.knowledge.loading import load_knowledge
 from annotator.kb.given_names import given_names
@@ -22,6 +28,7 @@ from annotator.model.checkpoint import (MENTION_TABLE, load_checkpoint_tokenizer
                                         load_retriever)
 from annotator.model.config import LinkerConfig
 from annotator.model.reader import span_positions_only
+from annotator.model.retriever import DualEncoder
 from annotator.model.tokenization import InputBuilder
 from annotator.pipeline.candidate_retrieval import CandidateRetrieval
 from annotator.pipeline.document_candidates import DocumentCandidates
@@ -50,11 +57,58 @@ EMBEDDED_KB = Path("kb") / "entities.jsonl.gz"
 EMBEDDED_INDEX = Path("index")
 
 
+@dataclass(frozen=True, eq=False)
+class LoadedModels:
+    """A checkpoint's models, loaded once and kept by the linker so that a reload of its KB reuses them."""
+
+    model_dir: Path
+    config: LinkerConfig
+    runtime: RuntimeSettings
+    builder: InputBuilder
+    retriever: DualEncoder  # on the device
+    reader: Any  # the reader as `cpu_reader` returns it (a module or its int8 export)
+    device: torch.device
+    checkpoint_id: str  # of the stored entity tower: what a KB's index depends on
+
+    def kb_encoder(self) -> EntityEncoder:
+        return kb_encoder(self.retriever, self.builder, self.runtime.cpu_precision)
+
+
+@dataclass(frozen=True, eq=False)
+class LoadedKB:
+    """A KB file's index and descriptions, as its file was indexed (its changes are applied over them)."""
+
+    path: Path | None
+    fingerprint: str | None
+    index: EntityIndex
+    descriptions: EntityDescriptions
+    index_dir: Path | None  # named by the caller, rather than found
+
+
 def load_linker(model_dir: str | Path, *, kb_path: str | Path | None = None, index_dir: str | Path | None = None,
                 device: str | torch.device | None = None, config_overrides: Mapping[str, Any] | None = None,
                 runtime: RuntimeSettings | None = None) -> Linker:
     """`Linker.from_pretrained` (see there): the checkpoint, KB and index loaded, then the stages built over them."""
     model_dir = Path(model_dir)
+    models = load_models(model_dir, device=device, config_overrides=config_overrides, runtime=runtime)
+    kb = _resolve_kb(model_dir, kb_path, required=index_dir is None)
+    return _linker(models, load_kb(models, kb, index_dir=Path(index_dir) if index_dir is not None else None))
+
+
+def reload_linker(linker: Linker) -> Linker:
+    """`Linker.reloaded` (see there)."""
+    if linker.sources is None:
+        raise ModelLoadError("this linker was not loaded from a checkpoint, so it cannot reload its KB")
+    models, kb = linker.sources
+    if kb.path is not None and kb_fingerprint(kb.path) != kb.fingerprint:  # compacted, or replaced
+        kb = load_kb(models, kb.path, index_dir=kb.index_dir)
+    return _linker(models, kb)
+
+
+def load_models(model_dir: Path, *, device: str | torch.device | None = None,
+                config_overrides: Mapping[str, Any] | None = None, runtime: RuntimeSettings | None = None,
+                with_reader: bool = True) -> LoadedModels:
+    """The checkpoint's retriever and (unless not `with_reader`) reader on `device`, with its config and tokenizer."""
     config = load_config(model_dir).replace(**dict(config_overrides or {}))
     runtime = runtime or RuntimeSettings()
     device, dtype = inference_device(device)
@@ -62,23 +116,56 @@ def load_linker(model_dir: str | Path, *, kb_path: str | Path | None = None, ind
     retriever = load_retriever(model_dir, config)
     checkpoint_id = entity_tower_id(retriever)  # of the stored weights: the GPU's bf16 copy hashes otherwise
     retriever = retriever.to(device, dtype)
-    reader = cpu_reader(span_positions_only(load_reader(model_dir), config.passage_len - 1).to(device, dtype),
-                        builder, runtime.cpu_precision)
-    kb = _resolve_kb(model_dir, kb_path, required=index_dir is None)
-    identity = index_identity(kb_path=kb, checkpoint_id=checkpoint_id, config=config)
+    reader = (cpu_reader(span_positions_only(load_reader(model_dir), config.passage_len - 1).to(device, dtype),
+                         builder, runtime.cpu_precision) if with_reader else None)
+    return LoadedModels(model_dir, config, runtime, builder, retriever, reader, device, checkpoint_id)
+
+
+def index_folder(models: LoadedModels, kb: Path | None, *, index_dir: Path | None = None) -> Path:
+    """The folder of the KB file's index: `index_dir`, else the model folder's own (the demo KB, or a copy of it),
+    else the cache's, built there once (an interrupted build resumes)."""
     if index_dir is not None:
-        index = EntityIndex.load(index_dir, identity=identity, index_type=runtime.index_type)
-    elif _is_embedded_kb(kb, model_dir) and (model_dir / EMBEDDED_INDEX / "manifest.json").is_file():
-        index = EntityIndex.load(model_dir / EMBEDDED_INDEX, identity=identity, index_type=runtime.index_type)
-    else:
-        directory = cached_index_dir(kb_path=kb, entity_tower_id=checkpoint_id, config=config)
+        return index_dir
+    assert kb is not None  # `_resolve_kb` requires one without an index folder
+    identity = index_identity(kb_path=kb, checkpoint_id=models.checkpoint_id, config=models.config)
+    shipped = models.model_dir / EMBEDDED_INDEX
+    if read_manifest(shipped).get("identity") == identity:
+        return shipped
+    directory = cached_index_dir(kb_path=kb, entity_tower_id=models.checkpoint_id, config=models.config)
+    index_type = models.runtime.index_type
+    if not (read_manifest(directory).get("complete")
+            and (index_type == "flat" or faiss_path(directory, index_type).is_file())):
         logger.info("entity index for %s: %s (built once, then reused)", kb, directory)
-        index = EntityIndex.build(directory, kb_path=kb, encoder=kb_encoder(retriever, builder, runtime.cpu_precision),
-                                  builder=builder, checkpoint_id=checkpoint_id, index_type=runtime.index_type,
-                                  batch_size=runtime.batch_sizes(device.type)[1])
-    reader_batch_size, retriever_batch_size = runtime.batch_sizes(device.type)
-    reading = BatchedReading(builder=builder, reader=reader, index=index, device=device, batch_size=reader_batch_size)
+        build_folder(directory, kb_path=kb, encoder=models.kb_encoder(), builder=models.builder,
+                     checkpoint_id=models.checkpoint_id, index_type=index_type,
+                     batch_size=models.runtime.batch_sizes(models.device.type)[1], limit=None)
+    return directory
+
+
+def load_kb(models: LoadedModels, kb: Path | None, *, index_dir: Path | None = None) -> LoadedKB:
+    """The KB file's index (see `index_folder`) and its descriptions."""
+    identity = index_identity(kb_path=kb, checkpoint_id=models.checkpoint_id, config=models.config)
+    index = EntityIndex.load(index_folder(models, kb, index_dir=index_dir), identity=identity,
+                             index_type=models.runtime.index_type)
     descriptions = EntityDescriptions.from_kb(kb) if kb is not None else EntityDescriptions.none()
+    return LoadedKB(kb, kb_fingerprint(kb) if kb is not None else None, index, descriptions, index_dir)
+
+
+def _linker(models: LoadedModels, kb: LoadedKB) -> Linker:
+    """The linker's stages over the KB with its changes as they are on disk now."""
+    config, builder, device = models.config, models.builder, models.device
+    changes = read_changes(kb.path) if kb.path is not None else None
+    index, descriptions = kb.index, kb.descriptions
+    if changes:
+        segment = cached_segment(kb.index.manifest["identity"], changes, encoder=models.kb_encoder, builder=builder,
+                                 dim=kb.index.dim)
+        index, descriptions = SegmentedIndex(kb.index, segment, changes), descriptions.appended(
+            entity.text for entity in changes.entities)
+        logger.info("KB changes of %s: %d entities added or updated, %d hidden", kb.path, len(segment),
+                    len(changes.hidden))
+    reader_batch_size, retriever_batch_size = models.runtime.batch_sizes(device.type)
+    reading = BatchedReading(builder=builder, reader=models.reader, index=index, device=device,
+                             batch_size=reader_batch_size)
     described = descriptions.described()
     # the KB's titles by text, built once: the given spans' extra candidates, their title answers, enclosing names
     title_matches = (TitleMatches.from_titles(index.titles, described, config.title_candidates)
@@ -92,8 +179,10 @@ def load_linker(model_dir: str | Path, *, kb_path: str | Path | None = None, ind
         title_only = TitleOnlyEntities(index, builder.title_marker_id, builder.sep_id)
         post_processors.append(TitleOnlyLook(dataclasses.replace(reading, index=title_only)))
     if config.decision:  # after every reading, before the rules that move spans
-        post_processors.append(LearnedDecision(Decision.load(model_dir, reader_id=reader_identity(model_dir)),
-                                               index.titles, described, _knowledge(model_dir, kb, index), config))
+        post_processors.append(LearnedDecision(Decision.load(models.model_dir,
+                                                              reader_id=reader_identity(models.model_dir)),
+                                               index.titles, described, _knowledge(models.model_dir, kb.path, index),
+                                               config))
     if config.written_initials:
         post_processors.append(WrittenInitials(index.titles, described))
     if config.full_titles:
@@ -110,16 +199,17 @@ def load_linker(model_dir: str | Path, *, kb_path: str | Path | None = None, ind
         post_processors.append(SpellingVariants.from_titles(index.titles, described))
     post_processors.append(WebAddresses())  # last: the stages before add links too
     return Linker(text_view=TagReader(index.titles, builder.tokenizer.get_vocab()), builder=builder,
-                  retrieval=CandidateRetrieval(builder=builder, retriever=retriever, index=index, device=device,
-                                               top_k=config.top_k, batch_size=retriever_batch_size,
-                                               names=_name_candidates(model_dir, config, index),
+                  retrieval=CandidateRetrieval(builder=builder, retriever=models.retriever, index=index,
+                                               device=device, top_k=config.top_k, batch_size=retriever_batch_size,
+                                               names=_name_candidates(models.model_dir, config, index),
                                                titles=title_matches if config.title_candidates else None),
                   reading=reading,
                   decoding=DocumentDecoding(top_spans=config.top_spans, max_span_len=config.max_span_len,
                                             threshold=config.threshold),
                   post_processors=post_processors, index=index,
                   descriptions=descriptions,
-                  config=config, device=device, model_dir=model_dir, kb_path=kb)
+                  config=config, device=device, model_dir=models.model_dir, kb_path=kb.path,
+                  kb_changes=changes.digest if changes else "", sources=(models, kb))
 
 
 def _knowledge(model_dir: Path, kb: Path | None, index: EntityIndex) -> Knowledge:
@@ -146,11 +236,6 @@ def _name_candidates(model_dir: Path, config: LinkerConfig, index: EntityIndex) 
     except ValueError as exc:
         raise ModelLoadError(str(exc)) from exc
     return table.rows(index.titles, config.mention_candidates)
-
-
-def _is_embedded_kb(kb: Path | None, model_dir: Path) -> bool:
-    """Whether `kb` is the model folder's demo KB, however either path is written (relative, via links)."""
-    return kb is not None and kb.resolve() == (model_dir / EMBEDDED_KB).resolve()
 
 
 def _resolve_kb(model_dir: Path, kb_path: str | Path | None, *, required: bool) -> Path | None:
