@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import tempfile
 from typing import TYPE_CHECKING
 
@@ -47,8 +48,31 @@ errorlog = "-"
 loglevel = os.environ.get("ENTQA_LOG_LEVEL", "info")
 
 
+# The variable web.reloading reads in the workers: their master forwards SIGHUP to them (its pid).
+HUP_FORWARDING_VARIABLE = "_ENTQA_MASTER_FORWARDS_HUP"
+
+
 def when_ready(server: Arbiter) -> None:
     server.log.info("NIF annotator listening on %s with %d worker(s)", ", ".join(server.cfg.bind), server.cfg.workers)
+    # SIGHUP means "serve the KB's changes" (web.reloading): each worker reloads its KB while it goes on linking.
+    # gunicorn's master would restart its workers instead, each answering 503 while its model loads again (about
+    # 20 s), so it forwards the signal to them (it calls server.handle_<signal> on its main loop). To serve new code or
+    # settings, restart the service.
+    server.handle_hup = lambda: _forward_hup(server)
+    os.environ[HUP_FORWARDING_VARIABLE] = str(server.pid)  # before the workers are forked: they inherit it
+
+
+def _forward_hup(server: Arbiter) -> None:
+    # A worker still importing the app (before create_app sets its handler) ends on SIGHUP, and is started again: it
+    # had not loaded its model yet, and its successor loads the KB as it is now.
+    workers = sorted(server.WORKERS)
+    server.log.info("SIGHUP forwarded to worker(s) %s: each reloads its KB (none is restarted)",
+                    ", ".join(map(str, workers)))
+    for pid in workers:
+        try:
+            os.kill(pid, signal.SIGHUP)
+        except ProcessLookupError:  # gone since: its successor loads the KB as it is now
+            pass
 
 
 def post_fork(server: Arbiter, worker: Worker) -> None:

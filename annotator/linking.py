@@ -35,6 +35,21 @@ class BatchEntityLinker(EntityLinker, Protocol):
         ...
 
 
+@runtime_checkable
+class ReloadableLinker(EntityLinker, Protocol):
+    """An entity linker that can be rebuilt over its KB as it is now on disk, for a service that picks KB changes
+    up without a restart (`ThreadBoundLinker.reload`)."""
+
+    def reloaded(self) -> ReloadableLinker:
+        """A new linker sharing this one's models, over the KB as it is now (its changes applied); this one is left
+        as it was, and goes on linking meanwhile.
+
+        Raises:
+            Exception: the KB on disk cannot be loaded (e.g. ModelLoadError, KBFormatError); nothing changes.
+        """
+        ...
+
+
 def check_spans(text: str, spans: Sequence[Span] | None) -> None:
     """Raises ValueError when a given span is empty or outside `text`."""
     for start, end in spans or ():

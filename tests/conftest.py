@@ -1,6 +1,7 @@
-"""Shared fixtures: a tiny random-weight EntQA checkpoint, a tiny KB and a linker over both."""
+"""Shared fixtures: a tiny random-weight EntQA checkpoint, a tiny KB and a linker over both; SIGHUP's handler kept."""
 from __future__ import annotations
 
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -67,3 +68,11 @@ def tiny_linker(tiny_checkpoint: Path, tiny_kb: Path, entqa_cache: Path) -> Link
     return Linker.from_pretrained(tiny_checkpoint, kb_path=tiny_kb, device="cpu", config_overrides={"threshold": 0.0},
                                   runtime=TINY_RUNTIME)
 
+
+@pytest.fixture(autouse=True)
+def sighup_as_it_was() -> Iterator[None]:
+    """SIGHUP's handler as before each test: create_app makes SIGHUP reload its linker's KB (web.reloading)."""
+    previous = signal.getsignal(signal.SIGHUP)
+    yield
+    if previous is not None:  # None: set outside Python, left alone
+        signal.signal(signal.SIGHUP, previous)

@@ -217,7 +217,7 @@ def test_openapi_description_is_valid_openapi_3_from_the_request_models(client: 
     description = client.get("/openapi.json").get_json()
     validate(description)
     assert description["openapi"].startswith("3.")
-    assert set(description["paths"]) == {"/api/link", "/api/link/batch"}
+    assert set(description["paths"]) == {"/api/link", "/api/link/batch", "/api/kb/reload"}  # the last: web.admin
     request_schema = description["components"]["schemas"]["LinkRequest"]
     assert request_schema["required"] == ["text"] and set(request_schema["properties"]) == {"text", "spans"}
     answers = description["paths"]["/api/link"]["post"]["responses"]

@@ -14,12 +14,15 @@ from annotator.serving.batching import BatchLimits, QueueLimits
 from annotator.serving.linker_thread import ThreadBoundLinker
 from annotator.linking import EntityLinker
 from annotator.settings import LinkerSettings, settings_from_variables
+from web.admin import bp as admin
+from web.admin import check_admin_token
 from web.api import bp as api
 from web.errors import register_error_handlers
 from web.loading import LinkerLoader
 from web import metrics
 from web.metrics import register_metrics
 from web.page import bp as page
+from web.reloading import reload_on_hangup
 from web.request_ids import register_request_ids
 from web.routes import bp as nif_routes
 
@@ -63,6 +66,9 @@ DEFAULTS: dict[str, Any] = {
     # CPU, within DOCUMENT_TIMEOUT.
     "QUEUE_DOCUMENTS": 200,
     "QUEUE_CHARACTERS": 100_000,
+    # The administrator's bearer token: POST /api/kb/reload (serve the KB's changes without a restart) is off (404)
+    # unless it is set, and then needs it. SIGHUP reloads the KB too, whatever this is.
+    "ADMIN_TOKEN": None,
 }
 
 
@@ -78,6 +84,8 @@ def create_app(config: Mapping[str, Any] | None = None, *, linker: EntityLinker 
         linker: the linker to serve, ready before this returns; when None, the EntQA model in `MODEL_DIR` (with
             the KB at `KB_PATH`, or its own, indexed in `INDEX_DIR` when set) starts loading, and requests get 503
             until it is in. Either runs on a thread of its own, each document within `DOCUMENT_TIMEOUT` seconds.
+            SIGHUP (when the app is created on the main thread) and POST /api/kb/reload serve the KB's changes from
+            a linker that can reload (`ReloadableLinker`).
 
     Returns:
         The Flask application.
@@ -88,16 +96,19 @@ def create_app(config: Mapping[str, Any] | None = None, *, linker: EntityLinker 
     if config is not None:
         app.config.from_mapping(config)
     # Checked here, so that a setting out of range stops the start rather than the loading.
+    check_admin_token(app.config)
     loader = LinkerLoader(partial(_thread_bound_linker, app, linker, _batch_limits(app), _queue_limits(app),
                                   _linker_settings(app)))
     if linker is not None:
         loader.wait()  # nothing to load: served from the first request on
     app.extensions["entqa"] = loader
+    reload_on_hangup(loader)  # SIGHUP: serve the KB's changes (web.reloading), when created on the main thread
     register_error_handlers(app)
     register_request_ids(app)
     register_metrics(app)
     app.register_blueprint(nif_routes)
     app.register_blueprint(api)
+    app.register_blueprint(admin)
     app.register_blueprint(page)
     return app
 

@@ -1,4 +1,5 @@
-"""The JSON API: POST /api/link (one document), POST /api/link/batch (several), and /openapi.json describing both.
+"""The JSON API: POST /api/link (one document), POST /api/link/batch (several), and /openapi.json describing them and
+web.admin's POST /api/kb/reload.
 
 Requests are validated with the pydantic models of web.api_schema; spectree writes the OpenAPI 3 description from
 the same models and routes.
@@ -10,7 +11,8 @@ from typing import TypeVar
 from flask import Blueprint, Response, current_app, jsonify, request
 from pydantic import BaseModel, ValidationError
 from spectree import Response as Answers
-from spectree import SpecTree
+from spectree import SecurityScheme, SecuritySchemeData, SpecTree
+from spectree.models import SecureType
 
 from annotator.data_types import Mention
 from annotator.uris import wikipedia_url
@@ -22,11 +24,18 @@ from web.request_limits import check_batch_size, check_document_length, read_bod
 
 bp = Blueprint("api", __name__)
 
+ADMIN_TOKEN_SCHEME = "adminToken"
+
 # Not registered on the app (spectree's documentation pages load scripts from a CDN): /openapi.json below serves
 # its description, generated from the current app's routes.
 api_spec = SpecTree("flask", mode="strict", title="EntQA entity linker",
                     version="1", description="Entity linking of plain text; offsets count Unicode code points.",
-                    naming_strategy=lambda model: model.__name__)
+                    naming_strategy=lambda model: model.__name__,
+                    # the administrator's routes (web.admin): Authorization: Bearer <ENTQA_ADMIN_TOKEN>
+                    security_schemes=[SecurityScheme(name=ADMIN_TOKEN_SCHEME,
+                                                     data=SecuritySchemeData(
+                                                         type=SecureType.HTTP, scheme="bearer",
+                                                         description="the service's ENTQA_ADMIN_TOKEN"))])
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 

@@ -83,3 +83,13 @@ class DocumentError(ApiError):
 class BatchLinkResponse(BaseModel):
     documents: list[LinkResponse | DocumentError] = Field(
         description="one per requested document, in the same order: its mentions, or why it got none")
+
+
+class KbReloadResponse(BaseModel):
+    served: dict[str, str | int | float] = Field(
+        description="what this worker serves now, as GET /health tells it: the linker's kb, entities, kb_changes (a "
+                    "digest of the KB's change set, empty when none), ...")
+    seconds: float = Field(description="how long the reload took")
+    other_workers_signalled: bool = Field(
+        description="true under gunicorn: its master was sent SIGHUP, so that the other workers reload their KB too "
+                    "(each logs its outcome)")

@@ -3,6 +3,8 @@ JSON API's."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
+from types import MappingProxyType
 
 from flask import Flask, Response, jsonify, request
 from werkzeug.exceptions import HTTPException
@@ -22,6 +24,8 @@ class RequestError(ValueError):
     """A request the endpoint cannot annotate; `status_code` is the HTTP status to answer with."""
 
     status_code = 400
+    # Header fields the answer carries besides the reason (a 401's WWW-Authenticate).
+    headers: Mapping[str, str] = MappingProxyType({})
 
 
 class UnsupportedContentType(RequestError):
@@ -36,8 +40,14 @@ def register_error_handlers(app: Flask) -> None:
     Args:
         app: the application to register the handlers on.
     """
-    app.register_error_handler(Exception, lambda error: _answer(*failure(error),
-                                                                retry_after_s=getattr(error, "retry_after_s", None)))
+    app.register_error_handler(Exception, _handle)
+
+
+def _handle(error: Exception) -> Response:
+    answer = _answer(*failure(error), retry_after_s=getattr(error, "retry_after_s", None))
+    if isinstance(error, RequestError):
+        answer.headers.update(error.headers)
+    return answer
 
 
 def failure(error: BaseException) -> tuple[str, int]:

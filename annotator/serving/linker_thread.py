@@ -5,7 +5,7 @@ torch computes on OpenMP (libgomp) thread teams, one per thread that calls into 
 cores and stops spin-waiting between parallel regions; on a 2-core CPU every reader call was then about 20 %
 slower, for the rest of the process (docs/decisions.md#one-model-thread). One thread keeps one team, and concurrent documents
 queue instead of sharing the cores; the thread links the documents waiting together in one pass
-(`annotator.serving.batching`) when the linker can.
+(`annotator.serving.batching`) when the linker can. `reload` swaps in the linker over a changed KB between two passes.
 """
 from __future__ import annotations
 
@@ -15,16 +15,23 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as WaitTimeout
+from typing import TypeVar
 
 from annotator.serving.batching import BatchLimits, DocumentQueue, PendingDocument, QueueLimits
 from annotator.runtime.cancellation import BatchCancellation, Cancellation, LinkingCancelled, cancellable
 from annotator.data_types import Mention
-from annotator.linking import BatchEntityLinker, EntityLinker, Span, check_spans
+from annotator.linking import BatchEntityLinker, EntityLinker, ReloadableLinker, Span, check_spans
 
 logger = logging.getLogger(__name__)
 
+T = TypeVar("T")
+
 # How often a waiting caller asks whether its client is still there.
 ABANDON_POLL_S = 0.5
+
+
+class ReloadUnsupported(TypeError):
+    """The served linker cannot be rebuilt over a changed KB: it is no `ReloadableLinker`."""
 
 
 class ThreadBoundLinker:
@@ -40,6 +47,9 @@ class ThreadBoundLinker:
     caller gets LinkingCancelled at once and the linker thread drops the document: before starting it, or at
     the pipeline's next batch (`annotator.runtime.cancellation`), so that it goes on to the documents still wanted. A
     pass over several documents stops there only once all of them are dropped.
+
+    `reload` replaces the linker with the one over the KB as it is now on disk, built while documents go on being
+    linked; the linker thread takes it up from its next pass.
     """
 
     def __init__(self, build: Callable[[], EntityLinker], *, timeout_s: float | None = None,
@@ -49,10 +59,12 @@ class ThreadBoundLinker:
         self.batch = batch
         self._on_pass = on_pass  # told (documents, characters, seconds) after each pass, on the linker thread
         self._queue = DocumentQueue(batch, queue)
+        self._linker: EntityLinker  # the one served: set by the linker thread, replaced by `reload`
+        self._reloading = threading.Lock()
         built: Future[EntityLinker] = Future()
         # A daemon: a process that exits with documents still queued does not wait for them.
         threading.Thread(target=self._serve, args=(build, built), name="linker", daemon=True).start()
-        self._linker = built.result()
+        built.result()
 
     def link(self, text: str, spans: Sequence[Span] | None = None, *,
              abandoned: Callable[[], bool] | None = None) -> list[Mention]:
@@ -97,9 +109,30 @@ class ThreadBoundLinker:
         """Whether the queue would refuse another document now (`QueueFull`)."""
         return self._queue.full()
 
-    def describe(self) -> dict[str, str]:
+    def describe(self) -> dict[str, str | int | float]:
         # No model work: answered on the caller's thread, also while a document is being linked.
         return self._linker.describe()
+
+    def reload(self) -> dict[str, str | int | float]:
+        """Serves `reloaded()` of the served linker (the KB as it is now on disk) from the linker thread's next pass,
+        and returns its description.
+
+        The new linker is built on a thread of its own while the linker thread goes on linking documents with the
+        current one; a pass under way ends with the current one, and no document waits for the reload. Reloads run
+        one at a time: one asked for during another waits for it, then builds again.
+
+        Raises:
+            ReloadUnsupported: the served linker is no `ReloadableLinker`.
+            Exception: what `reloaded()` raised (the KB cannot be loaded); the current linker is still served.
+        """
+        with self._reloading:
+            current = self._linker
+            if not isinstance(current, ReloadableLinker):
+                raise ReloadUnsupported(f"the served linker ({type(current).__name__}) cannot reload its KB; "
+                                        "restart the service to serve a changed KB")
+            replacement = _on_a_thread_of_its_own(current.reloaded, name="linker-reload")
+            self._linker = replacement  # read by the linker thread at the start of each pass
+        return replacement.describe()
 
     def _serve(self, build: Callable[[], EntityLinker], built: Future[EntityLinker]) -> None:
         """The linker thread: builds the linker, then links batch after batch of the documents queued."""
@@ -108,15 +141,36 @@ class ThreadBoundLinker:
         except BaseException as error:  # re-raised by the constructor
             built.set_exception(error)
             return
+        self._linker = linker
         built.set_result(linker)
         while True:
             batch = self._queue.next_batch()
             started = time.monotonic()
-            _link_pending(linker, batch)
+            _link_pending(self._linker, batch)  # the one served now: `reload` may have replaced it since
             characters, seconds = sum(len(document.text) for document in batch), time.monotonic() - started
             self._queue.linked(characters, seconds)
             if self._on_pass is not None:
                 self._on_pass(len(batch), characters, seconds)
+
+
+def _on_a_thread_of_its_own(build: Callable[[], T], *, name: str) -> T:
+    """`build()` (its exception re-raised here), run on a new thread that ends with it.
+
+    Not on the caller's thread: a thread that computes with torch keeps an OpenMP thread team for as long as it
+    lives, and a server's request threads live on; a thread that ends gives its team back
+    (docs/decisions.md#one-model-thread).
+    """
+    built: Future[T] = Future()
+
+    def run() -> None:
+        try:
+            built.set_result(build())
+        except BaseException as error:  # re-raised on the caller's thread
+            built.set_exception(error)
+
+    # A daemon: a process told to stop does not wait for a reload to end.
+    threading.Thread(target=run, name=name, daemon=True).start()
+    return built.result()
 
 
 def _answer(document: PendingDocument,
