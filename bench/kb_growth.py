@@ -2,11 +2,12 @@
 copy of a KB with `entqa kb add`'s editor and times it, beside a full build's encoding rate measured in the same
 run on the KB's first `--build-sample` entities and scaled to the whole KB.
 
-    python -m bench.kb_growth --kb ../shared/data/kb/entities.jsonl.gz --sizes 1000 10000 --keep /tmp/kb-1000
+    python -m bench.kb_growth --kb ../shared/data/kb/entities.jsonl.gz --sizes 1000 10000 --keep /tmp/kb-1000 --reload
 
 The copy keeps the KB's fingerprint, so its cached index is the one the linker uses for the KB itself (built first
 when missing). `--keep DIR` keeps the copy changed by the first size, for comparing links and recall before and
-after (bench.same_links, bench.dev_recall). Prints one JSON object.
+after (bench.same_links, bench.dev_recall); `--reload` times what a running service does then (`Linker.reloaded`:
+the same models, the index and the segment, every stage built again). Prints one JSON object.
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from annotator import DEFAULT_MODEL_DIR
 from annotator.data_types import Entity
 from annotator.entity_index.build import build_folder
 from annotator.kb.editing import KBEditor
+from annotator.pipeline.linker import Linker
 from annotator.settings import settings_from_variables
 
 _SYLLABLES = ["ka", "vor", "li", "zen", "qua", "mer", "tho", "ril", "sab", "on", "dru", "fel", "yat", "ux", "bel"]
@@ -51,6 +53,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000], help="entities added, each to a fresh copy")
     parser.add_argument("--build-sample", type=int, default=2000, help="entities of the KB encoded as a full build would")
     parser.add_argument("--keep", type=Path, help="keep the copy changed by the first size in this folder")
+    parser.add_argument("--reload", action="store_true",
+                        help="also time a served linker's reload (Linker.reloaded) after the first size's add")
     args = parser.parse_args(argv)
     runtime = settings_from_variables(os.environ).runtime
     figures: dict[str, object] = {"kb": str(args.kb), "model": str(args.model), "cpu_threads": os.cpu_count()}
@@ -59,6 +63,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             folder = args.keep if position == 0 and args.keep else Path(scratch) / f"kb-{size}"
             folder.mkdir(parents=True, exist_ok=True)
             kb = Path(shutil.copy(args.kb, folder / args.kb.name))
+            served = (Linker.from_pretrained(args.model, kb_path=kb, runtime=runtime)
+                      if args.reload and position == 0 else None)
             started = time.perf_counter()
             editor = KBEditor.open(args.model, kb, runtime=runtime)
             opened = time.perf_counter()
@@ -66,6 +72,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             added = time.perf_counter()
             figures[f"add_{size}"] = {"open_s": round(opened - started, 1), "add_s": round(added - opened, 1),
                                       "entities_per_s": round(size / (added - opened), 1)}
+            if served is not None:
+                started = time.perf_counter()
+                reloaded = served.reloaded()
+                figures["reload_s"] = round(time.perf_counter() - started, 1)
+                assert len(reloaded.index) == len(served.index) + size
+                del served, reloaded
         base = Path(scratch) / "sample-build"
         started = time.perf_counter()
         build_folder(base, kb_path=args.kb, encoder=editor.models.kb_encoder(), builder=editor.models.builder,
