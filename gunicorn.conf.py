@@ -23,7 +23,7 @@ workers = int(os.environ.get("ENTQA_WORKERS", "1"))
 # threads only read, parse and wait: they hand documents to the one thread that holds the model
 # (annotator.serving.linker_thread), where they queue. So threads are cheap, and 16 leave /health and new
 # requests a free one while documents queue and a few clients are slow to send their bodies (which the
-# app cuts off after ENTQA_BODY_TIMEOUT s of silence, web.request_limits).
+# app cuts off after ENTQA_BODY_TIMEOUT s of silence, annotator.service.request_limits).
 worker_class = "gthread"
 threads = int(os.environ.get("ENTQA_THREADS", "16"))
 
@@ -42,19 +42,20 @@ keepalive = 5
 preload_app = False
 
 accesslog = "-"
-# gunicorn's default access line, then the request id the answer carries (web.request_ids)
+# gunicorn's default access line, then the request id the answer carries (annotator.service.request_ids)
 access_log_format = '%(h)s %(l)s %(u)s %(t)s "%(r)s" %(s)s %(b)s "%(f)s" "%(a)s" %({x-request-id}o)s'
 errorlog = "-"
 loglevel = os.environ.get("ENTQA_LOG_LEVEL", "info")
 
 
-# The variable web.reloading reads in the workers: their master forwards SIGHUP to them (its pid).
+# The variable annotator.service.reloading reads in the workers: their master forwards SIGHUP to them (its pid).
 HUP_FORWARDING_VARIABLE = "_ENTQA_MASTER_FORWARDS_HUP"
 
 
 def when_ready(server: Arbiter) -> None:
     server.log.info("NIF annotator listening on %s with %d worker(s)", ", ".join(server.cfg.bind), server.cfg.workers)
-    # SIGHUP means "serve the KB's changes" (web.reloading): each worker reloads its KB while it goes on linking.
+    # SIGHUP means "serve the KB's changes" (annotator.service.reloading): each worker reloads its KB while it goes
+    # on linking.
     # gunicorn's master would restart its workers instead, each answering 503 while its model loads again (about
     # 20 s), so it forwards the signal to them (it calls server.handle_<signal> on its main loop). To serve new code or
     # settings, restart the service.
@@ -78,7 +79,7 @@ def _forward_hup(server: Arbiter) -> None:
 def post_fork(server: Arbiter, worker: Worker) -> None:
     # The app's own log lines (what the linker loads, when it is ready) go to standard error beside gunicorn's,
     # which keeps its own handlers; each names the request it was written for ("-": none).
-    from web.request_ids import install_log_records
+    from annotator.service.request_ids import install_log_records
 
     install_log_records()
     logging.basicConfig(level=loglevel.upper(), datefmt="%Y-%m-%d %H:%M:%S %z",

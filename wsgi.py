@@ -1,4 +1,4 @@
 """The WSGI entry point: `gunicorn wsgi:app` serves the EntQA linker configured by ENTQA_* variables."""
-from web import create_app
+from annotator.service import create_app
 
 app = create_app()

@@ -24,7 +24,7 @@ from tqdm.auto import tqdm
 from annotator.pipeline.linker import Linker
 from annotator.training.data import KnowledgeBase, TitleLookup, build_documents, load_kb
 from annotator.training.evaluation import RECALL_AT, retrieval_recall
-from entqa.corpora import read_corpus
+from annotator.cli.corpora import read_corpus
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 

@@ -35,7 +35,7 @@ from annotator.pipeline.document import Document, PassageScores
 from annotator.pipeline.linker import Linker
 from annotator.pipeline.stages import Reading
 from annotator.training.data import TitleLookup, TrainingDocument, build_documents, load_kb, wordpiece_span
-from entqa.corpora import corpus_documents, read_dataset
+from annotator.cli.corpora import corpus_documents, read_dataset
 from gerbil.client import Answer, Task
 from gerbil.datasets import load_redirects
 from gerbil.experiment import document_markings, evaluate

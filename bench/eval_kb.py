@@ -13,7 +13,7 @@ import argparse
 from pathlib import Path
 
 from annotator.training.data import KnowledgeBase, TitleLookup, load_kb, sample_kb_rows
-from entqa.corpora import read_corpus
+from annotator.cli.corpora import read_corpus
 
 
 def gold_rows(kb: KnowledgeBase, corpus: str) -> set[int]:

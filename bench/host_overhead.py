@@ -39,7 +39,7 @@ from bench.e2e_http import REPOSITORY, with_top_k
 from gerbil.client import HEADERS, REQUEST_URI, Task, reduce_document
 from gerbil.datasets import load_dataset
 from nif import parse_document, write_document
-from web import create_app
+from annotator.service import create_app
 
 
 # Normal logits times 2 link 32 mentions in AIDA-A's first 5 documents at K=100; the shipped reader links 43

@@ -29,7 +29,7 @@ from annotator.runtime.settings import RuntimeSettings
 from annotator.training.data import TitleLookup, build_documents, load_kb
 from annotator.training.evaluation import RECALL_AT, retrieval_recall
 from annotator.training.loop import encode, top_k
-from entqa.corpora import corpus_documents, read_dataset
+from annotator.cli.corpora import corpus_documents, read_dataset
 from gerbil.experiment import linker_scores
 
 REPOSITORY = Path(__file__).resolve().parents[1]

@@ -2,8 +2,8 @@
 
 Reads the first --docs texts of a NIF corpus at run time (nothing of it is stored) and links them end to end
 (A2KB) three ways, each timed from a cold start: in process (`cli.link_documents`: `Linker.link_batch`, --batch-size
-at a time), and on a local Ray with 1 and 2 CPU actors (`entqa.distributed.link_corpus`). The Ray figures include
-starting the actors, each of which loads the model and the index, as a run does; the in-process load time is
+at a time), and on a local Ray with 1 and 2 CPU actors (`annotator.cli.distributed.link_corpus`). The Ray figures
+include starting the actors, each of which loads the model and the index, as a run does; the in-process load time is
 printed apart, to set against it.
 
     python -m bench.ray_link --dataset ../shared/data/aida/dev.ttl --docs 24
@@ -19,8 +19,9 @@ from pathlib import Path
 
 from annotator import DEFAULT_MODEL_DIR
 from annotator.settings import settings_from_variables
-from entqa import cli, distributed
-from entqa.documents import InputDocument
+from annotator.cli import command as cli
+from annotator.cli import distributed
+from annotator.cli.documents import InputDocument
 from gerbil.datasets import load_nif
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"

@@ -71,7 +71,8 @@ def tiny_linker(tiny_checkpoint: Path, tiny_kb: Path, entqa_cache: Path) -> Link
 
 @pytest.fixture(autouse=True)
 def sighup_as_it_was() -> Iterator[None]:
-    """SIGHUP's handler as before each test: create_app makes SIGHUP reload its linker's KB (web.reloading)."""
+    """SIGHUP's handler as before each test: create_app makes SIGHUP reload its linker's KB
+    (annotator.service.reloading)."""
     previous = signal.getsignal(signal.SIGHUP)
     yield
     if previous is not None:  # None: set outside Python, left alone

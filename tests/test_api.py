@@ -13,7 +13,7 @@ from annotator.data_types import Mention
 from annotator.uris import dbpedia_uri
 from tests.support.dictionary_linker import DictionaryLinker
 from tests.support.slow_linker import SlowLinker
-from web import create_app
+from annotator.service import create_app
 
 TEXT = "Ada Lovelace wrote to Babbage from London 😀 and Zürich."
 
@@ -217,7 +217,8 @@ def test_openapi_description_is_valid_openapi_3_from_the_request_models(client: 
     description = client.get("/openapi.json").get_json()
     validate(description)
     assert description["openapi"].startswith("3.")
-    assert set(description["paths"]) == {"/api/link", "/api/link/batch", "/api/kb/reload"}  # the last: web.admin
+    # the last: annotator.service.admin
+    assert set(description["paths"]) == {"/api/link", "/api/link/batch", "/api/kb/reload"}
     request_schema = description["components"]["schemas"]["LinkRequest"]
     assert request_schema["required"] == ["text"] and set(request_schema["properties"]) == {"text", "spans"}
     answers = description["paths"]["/api/link"]["post"]["responses"]

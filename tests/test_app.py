@@ -7,7 +7,7 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
-import web
+from annotator import service
 from annotator.data_types import Mention
 from annotator.errors import ConfigError
 from annotator.runtime.settings import RuntimeSettings
@@ -15,7 +15,7 @@ from annotator.settings import LinkerSettings
 from nif import NifAnnotation, parse_document
 from tests.support.dictionary_linker import DictionaryLinker
 from tests.support.gerbil_requests import HEADERS, REQUEST_BASE, TRICKY_TEXT, gerbil_request, span_of
-from web import create_app
+from annotator.service import create_app
 
 ZURICH_URI = "http://dbpedia.org/resource/Zürich"
 
@@ -125,7 +125,7 @@ def test_linker_settings_come_from_the_environment_and_a_bad_one_stops_the_start
         loaded.append(settings)
         return DictionaryLinker()
 
-    monkeypatch.setattr(web, "_load_linker", load)
+    monkeypatch.setattr(service, "_load_linker", load)
     monkeypatch.setenv("ENTQA_TOP_K", "20")
     monkeypatch.setenv("ENTQA_CPU_PRECISION", "fp32")
     app = create_app({"TESTING": True, "THRESHOLD": 0.1})

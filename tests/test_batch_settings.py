@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from tests.support.dictionary_linker import DictionaryLinker
-from web import create_app
+from annotator.service import create_app
 
 SETTINGS = r"\(ENTQA_BATCH_DOCUMENTS, ENTQA_BATCH_CHARACTERS, ENTQA_BATCH_WAIT_MS\)"
 

@@ -10,7 +10,7 @@ from annotator import DEFAULT_MODEL_DIR
 from annotator.uris import DBPEDIA_RESOURCE, NIL_NAMESPACE, dbpedia_uri, not_in_wiki_uri
 from nif import parse_document
 from tests.support.gerbil_requests import HEADERS, gerbil_request
-from web import create_app
+from annotator.service import create_app
 
 pytestmark = pytest.mark.slow  # loads the shipped checkpoint (seconds)
 

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from tests.support.dictionary_linker import DictionaryLinker
-from web import create_app
+from annotator.service import create_app
 
 AWKWARD = ["Paris", "London", " ", "\n", "😀", "Zu\u0308rich", "\u0000", "\ufeff", "\u202e", "<b>", "&amp;"]
 texts = st.lists(st.one_of(st.sampled_from(AWKWARD), st.text(max_size=5)), max_size=8).map("".join)

@@ -24,7 +24,7 @@ from annotator.data_types import Mention
 from annotator.uris import NIL_NAMESPACE, not_in_wiki_uri
 from tests.support.dictionary_linker import DEFAULT_TABLE, DictionaryLinker
 from tests.support.rdf_readers import Reading, as_rapper_reads, read_oxigraph, read_rapper, read_rdflib
-from web import create_app
+from annotator.service import create_app
 
 FUZZ = settings(max_examples=200, deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.too_slow])

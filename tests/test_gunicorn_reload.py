@@ -30,8 +30,8 @@ def _reload(url: str, token: str) -> tuple[int, dict[str, object]]:
 
 def _reloads(log: Path, cause: str, digest: str, workers: int, timeout_s: float = 20) -> set[int]:
     """The worker pids that logged a reload for `cause` to the table of `digest`, once `workers` of them did."""
-    pattern = re.compile(rf"\[(\d+)\] \[INFO\] \[-\] web\.reloading: KB reloaded \({re.escape(cause)}\).*"
-                         rf"'kb_changes': '{digest}'")
+    pattern = re.compile(rf"\[(\d+)\] \[INFO\] \[-\] annotator\.service\.reloading: KB reloaded "
+                         rf"\({re.escape(cause)}\).*'kb_changes': '{digest}'")
     deadline = time.monotonic() + timeout_s
     while True:
         pids = {int(pid) for pid in pattern.findall(log.read_text(encoding="utf-8", errors="replace"))}

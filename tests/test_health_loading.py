@@ -8,12 +8,12 @@ import threading
 import pytest
 from flask import Flask
 
-import web
+from annotator import service
 from annotator.linking import EntityLinker
 from annotator.settings import LinkerSettings
 from tests.support.dictionary_linker import DictionaryLinker
 from tests.support.gerbil_requests import HEADERS, gerbil_request
-from web import create_app
+from annotator.service import create_app
 
 
 class CountingLinker(DictionaryLinker):
@@ -29,7 +29,7 @@ def test_health_is_503_while_loading_then_200_with_numbers(monkeypatch: pytest.M
         loaded.wait(timeout=30)
         return CountingLinker()
 
-    monkeypatch.setattr(web, "_load_linker", load_slowly)
+    monkeypatch.setattr(service, "_load_linker", load_slowly)
     app = create_app({"TESTING": True})  # returns while the linker loads
     client = app.test_client()
 
@@ -46,7 +46,7 @@ def test_health_is_503_while_loading_then_200_with_numbers(monkeypatch: pytest.M
     assert response.status_code == 503 and response.mimetype == "text/plain"
     assert response.text == "the linker is still loading; retry when GET /health answers 200\n"
 
-    with caplog.at_level(logging.INFO, logger="web.loading"):
+    with caplog.at_level(logging.INFO, logger="annotator.service.loading"):
         loaded.set()
         assert app.extensions["entqa"].wait(timeout_s=10) == "ok"
     assert "linker ready after" in caplog.text
@@ -62,7 +62,7 @@ def test_a_failed_load_is_reported_by_health_and_requests(monkeypatch: pytest.Mo
     def fail(app: Flask, settings: LinkerSettings) -> EntityLinker:
         raise FileNotFoundError("no checkpoint in /nowhere")
 
-    monkeypatch.setattr(web, "_load_linker", fail)
+    monkeypatch.setattr(service, "_load_linker", fail)
     app = create_app({"TESTING": True})
     assert app.extensions["entqa"].wait(timeout_s=10) == "failed"
     client = app.test_client()

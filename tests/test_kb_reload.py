@@ -16,13 +16,13 @@ from flask import Flask
 from flask.testing import FlaskClient
 from openapi_spec_validator import validate
 
-import web
+from annotator import service
 from annotator.linking import EntityLinker
 from annotator.settings import LinkerSettings
 from tests.support.dictionary_linker import DictionaryLinker
 from tests.support.table_file_linker import TableFileLinker, write_table
-from web import create_app
-from web.reloading import HUP_FORWARDING_VARIABLE, reload_on_hangup
+from annotator.service import create_app
+from annotator.service.reloading import HUP_FORWARDING_VARIABLE, reload_on_hangup
 
 TOKEN = "s3cret-Token_42"
 BEARER = {"Authorization": f"Bearer {TOKEN}"}
@@ -116,7 +116,7 @@ def test_a_failed_reload_says_why_and_the_old_kb_goes_on_serving(client: FlaskCl
                                                                  caplog: pytest.LogCaptureFixture) -> None:
     before = client.get("/health").get_json()
     table.write_text("{not json", encoding="utf-8")
-    with caplog.at_level(logging.INFO, logger="web.reloading"):
+    with caplog.at_level(logging.INFO, logger="annotator.service.reloading"):
         response = client.post("/api/kb/reload", headers=BEARER)
     assert response.status_code == 500
     error = response.get_json()["error"]
@@ -146,7 +146,7 @@ def test_a_linker_still_loading_is_503(monkeypatch: pytest.MonkeyPatch, table: P
         loaded.wait(timeout=30)
         return TableFileLinker(table)
 
-    monkeypatch.setattr(web, "_load_linker", load_slowly)
+    monkeypatch.setattr(service, "_load_linker", load_slowly)
     app = create_app({"TESTING": True, "ADMIN_TOKEN": TOKEN})
     client = app.test_client()
     assert client.post("/api/kb/reload").status_code == 401  # the token first
@@ -192,7 +192,7 @@ def test_sighup_reloads_the_kb_while_the_process_goes_on(app: Flask, table: Path
     client = app.test_client()
     before = served_changes(app)
     write_table(table, NEW)
-    with caplog.at_level(logging.INFO, logger="web.reloading"):
+    with caplog.at_level(logging.INFO, logger="annotator.service.reloading"):
         os.kill(os.getpid(), signal.SIGHUP)
         assert wait_for(lambda: served_changes(app) != before)
         assert wait_for(lambda: "KB reloaded (SIGHUP)" in caplog.text)
@@ -204,7 +204,7 @@ def test_a_sighup_reload_that_fails_is_logged_and_the_old_kb_serves(app: Flask, 
                                                                     caplog: pytest.LogCaptureFixture) -> None:
     before = served_changes(app)
     table.write_text("[]]", encoding="utf-8")
-    with caplog.at_level(logging.INFO, logger="web.reloading"):
+    with caplog.at_level(logging.INFO, logger="annotator.service.reloading"):
         os.kill(os.getpid(), signal.SIGHUP)
         assert wait_for(lambda: "KB reload (SIGHUP) failed" in caplog.text)
     assert "the previous KB is still served" in caplog.text
@@ -220,10 +220,10 @@ def test_sighup_during_the_loading_reloads_once_the_linker_is_in(monkeypatch: py
         loaded.wait(timeout=30)
         return first
 
-    monkeypatch.setattr(web, "_load_linker", load_slowly)
+    monkeypatch.setattr(service, "_load_linker", load_slowly)
     app = create_app({"TESTING": True})
     write_table(table, NEW)
-    with caplog.at_level(logging.INFO, logger="web.reloading"):
+    with caplog.at_level(logging.INFO, logger="annotator.service.reloading"):
         os.kill(os.getpid(), signal.SIGHUP)
         assert wait_for(lambda: "still loading" in caplog.text)
         loaded.set()

@@ -6,7 +6,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from tests.support.dictionary_linker import DictionaryLinker
 from tests.support.gerbil_requests import HEADERS, gerbil_request
-from web import create_app
+from annotator.service import create_app
 
 
 def samples(client: FlaskClient) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:

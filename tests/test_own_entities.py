@@ -14,7 +14,7 @@ import pytest
 
 from annotator.kb.__main__ import main as kb_main
 from bench.gunicorn_process import gunicorn_serving
-from entqa import cli
+from annotator.cli import command as cli
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO_KB = REPO / "models" / "entqa-minilm" / "kb" / "entities.jsonl.gz"

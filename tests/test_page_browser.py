@@ -14,7 +14,7 @@ from werkzeug.serving import make_server
 
 from annotator.data_types import Mention
 from tests.support.dictionary_linker import DictionaryLinker
-from web import create_app
+from annotator.service import create_app
 
 webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip install -e '.[dev]')")
 from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402

@@ -7,7 +7,7 @@ from nif import parse_document
 from tests.support.dictionary_linker import DictionaryLinker
 from tests.support.gerbil_requests import HEADERS, TRICKY_TEXT, gerbil_request, span_of
 from tests.support.rdf_readers import READERS, Reading, ReaderUnavailable
-from web import create_app
+from annotator.service import create_app
 
 # name → (app settings, request body): A2KB, D2KB, confidences, two URIs per span, tricky Unicode,
 # and a one-word text whose only annotation has the context's own URI.

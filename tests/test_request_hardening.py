@@ -10,7 +10,7 @@ from flask.testing import FlaskClient
 from nif import NifAnnotation, parse_document
 from tests.support.dictionary_linker import DictionaryLinker
 from tests.support.gerbil_requests import HEADERS, gerbil_request
-from web import create_app
+from annotator.service import create_app
 
 N = "http://persistence.uni-leipzig.org/nlp2rdf/ontologies/nif-core"
 XSD = "http://www.w3.org/2001/XMLSchema#"
@@ -109,14 +109,14 @@ def test_every_answer_carries_a_request_id_and_the_log_lines_name_it(client: Fla
     odd = client.post("/api/link", json={"text": "Paris"}, headers={"X-Request-Id": "two words\u0000"})
     assert odd.headers["X-Request-Id"] != "two words\u0000" and len(odd.headers["X-Request-Id"]) == 32
     assert client.get("/health/live").headers["X-Request-Id"] != made.headers["X-Request-Id"]
-    with caplog.at_level(logging.ERROR, logger="web.errors"):
+    with caplog.at_level(logging.ERROR, logger="annotator.service.errors"):
         broken = create_app({"TESTING": True}, linker=FailingLinker()).test_client()
         failed = broken.post("/api/link", json={"text": "Paris"}, headers={"X-Request-Id": "req-7"})
     assert failed.status_code == 500 and failed.headers["X-Request-Id"] == "req-7"
     assert [record.request_id for record in caplog.records] == ["req-7"]
     caplog.clear()
-    with caplog.at_level(logging.INFO, logger="web"):
-        logging.getLogger("web").info("outside any request")
+    with caplog.at_level(logging.INFO, logger="annotator.service"):
+        logging.getLogger("annotator.service").info("outside any request")
     assert [record.request_id for record in caplog.records] == ["-"]
 
 

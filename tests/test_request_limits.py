@@ -1,4 +1,5 @@
-"""The bounds on one request (web.request_limits) through Flask's test client, on the WSGI stream gunicorn gives."""
+"""The bounds on one request (annotator.service.request_limits) through Flask's test client, on the WSGI stream
+gunicorn gives."""
 from __future__ import annotations
 
 import io
@@ -17,8 +18,8 @@ from nif import parse_document
 from tests.support.dictionary_linker import DictionaryLinker
 from tests.support.gerbil_requests import HEADERS, gerbil_request, span_of
 from tests.support.slow_linker import SlowLinker
-from web import create_app
-from web.request_limits import client_gone_check
+from annotator.service import create_app
+from annotator.service.request_limits import client_gone_check
 
 LIMIT = 32 * 1024
 # What gunicorn puts in the environ for a chunked body: a stream it ends itself, and no Content-Length.

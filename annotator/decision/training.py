@@ -218,7 +218,7 @@ def selected(rows: Examples, mask: np.ndarray) -> Examples:
 def main(argv: Sequence[str] | None = None, *, prog: str = "python -m annotator.decision.training") -> int:
     """Trains and writes the decision the command line asks for; `prog` names the command in help."""
     from annotator.knowledge.loading import load_knowledge
-    from entqa.corpora import read_corpus
+    from annotator.cli.corpora import read_corpus
 
     parser = argparse.ArgumentParser(prog=prog, description=__doc__)
     parser.add_argument("--model", type=Path, required=True)

@@ -230,7 +230,7 @@ def _name_candidates(model_dir: Path, config: LinkerConfig, index: EntityIndex) 
     path = model_dir / MENTION_TABLE
     if not path.is_file():
         raise ModelLoadError(f"mention_candidates is {config.mention_candidates} but {path} does not exist "
-                             f"(build it with python -m entqa.mention_table, or set it to 0)")
+                             f"(build it with python -m annotator.cli.mention_table, or set it to 0)")
     try:
         table = MentionTable.load(path)
     except ValueError as exc:

@@ -7,7 +7,7 @@ the training documents had linked the same name to the gold (docs/decisions.md#m
 capitalised name in a passage, the few entities the training links gave that name most often; the reader reads them
 with the retrieved candidates and decides, so a table entry never becomes a link on its own.
 
-Build it from a training corpus with `python -m entqa.mention_table --train T --kb KB --out DIR/mentions.tsv`.
+Build it from a training corpus with `python -m annotator.cli.mention_table --train T --kb KB --out DIR/mentions.tsv`.
 The table holds names and KB titles with counts, no text.
 """
 from __future__ import annotations

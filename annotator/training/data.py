@@ -1,6 +1,6 @@
 """Training data: the KB in memory, corpus documents cut into passages, gold mentions as wordpiece spans.
 
-Corpora enter as `CorpusDocument`s; reading them from files (NIF) is the command lines' job (`entqa.corpora`).
+Corpora enter as `CorpusDocument`s; reading them from files (NIF) is the command lines' job (`annotator.cli.corpora`).
 """
 from __future__ import annotations
 

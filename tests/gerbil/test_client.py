@@ -14,7 +14,7 @@ from nif import parse_document
 from nif.data_types import NifAnnotation, NifDocument
 from tests.gerbil.conftest import StubServer
 from tests.support.dictionary_linker import DictionaryLinker
-from web import create_app
+from annotator.service import create_app
 
 TEXT = "Ada Lovelace worked with Babbage in London."
 GOLD = NifDocument("http://example.org/doc/1#char=0,43", TEXT, (

@@ -5,6 +5,6 @@ import os
 from pathlib import Path
 
 from tests.support.table_file_linker import TableFileLinker
-from web import create_app
+from annotator.service import create_app
 
 app = create_app(linker=TableFileLinker(Path(os.environ["TABLE_LINKER_PATH"])))

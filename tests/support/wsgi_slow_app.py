@@ -4,6 +4,6 @@ from __future__ import annotations
 import os
 
 from tests.support.slow_linker import SlowLinker
-from web import create_app
+from annotator.service import create_app
 
 app = create_app(linker=SlowLinker(float(os.environ.get("SLOW_LINKER_SECONDS", "2"))))

@@ -2,6 +2,6 @@
 from __future__ import annotations
 
 from tests.support.dictionary_linker import DictionaryLinker
-from web import create_app
+from annotator.service import create_app
 
 app = create_app(linker=DictionaryLinker())

@@ -98,7 +98,7 @@ train_reader() {  # the shipped reader fine-tuned on READER_RETRIEVER's candidat
     index=$(index_dir "$READER_RETRIEVER")
     [ -f "$index/manifest.json" ] || { echo "no index in $index: run the index stage first" >&2; exit 1; }
     # shellcheck disable=SC2086  # READER_EXTRA is a list of options
-    timed "$PYTHON" -m entqa.train reader --train "$DATA/train.ttl" --dev "$DEV" --kb "$KB" \
+    timed "$PYTHON" -m annotator.cli.train reader --train "$DATA/train.ttl" --dev "$DEV" --kb "$KB" \
         --retriever "$READER_RETRIEVER" --init-reader "$MODEL" \
         --index-dir "$index" --out "$out" --epochs "$READER_EPOCHS" --batch-size 16 --candidates 64 \
         --eval-kb-size 3000 --dev-docs 216 --eval-top-k 16 --max-entity-len 64 --lr "$READER_LR" \
@@ -122,7 +122,7 @@ retriever_mix() {  # RETRIEVER_EPOCHS epochs of both towers, each against compet
         [ -f "$index/manifest.json" ] || build_index "$from"
         out=$KIT/retriever-mix-epoch-$epoch
         # shellcheck disable=SC2086  # RETRIEVER_EXTRA is a list of options
-        timed "$PYTHON" -m entqa.train entity-tower --train "$DATA/train.ttl" --dev "$DEV" --kb "$KB" \
+        timed "$PYTHON" -m annotator.cli.train entity-tower --train "$DATA/train.ttl" --dev "$DEV" --kb "$KB" \
             --retriever "$from" --index-dir "$index" --out "$out" --both-towers \
             --kb-passages "$MIX_PASSAGES" --epochs 1 --batch-size 32 --lr "$RETRIEVER_LR" \
             --seed $(( RETRIEVER_SEED + epoch )) --save-steps 1000 $RETRIEVER_EXTRA

@@ -4,7 +4,7 @@ import pytest
 
 from annotator.training.data import (TitleLookup, build_documents, description_dropout, load_kb,
                                      passages_with_golds, wordpiece_span)
-from entqa.corpora import read_corpus
+from annotator.cli.corpora import read_corpus
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from annotator.training.description_passages import (DESCRIPTION_URI, Descriptio
                                                      is_date_title, subject_names)
 from annotator.training.reader_trainer import ReaderTrainer, ReaderTrainingConfig
 from annotator.training.retriever_trainer import RetrieverTrainer, RetrieverTrainingConfig
-from entqa.train import main
+from annotator.cli.train import main
 
 from .conftest import KB as FIXTURE_KB
 

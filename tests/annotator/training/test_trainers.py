@@ -19,8 +19,8 @@ from annotator.training.loop import TrainingConfig, autocast, encode, make_optim
 from annotator.training.passage_tower_trainer import PassageTowerTrainer, PassageTowerTrainingConfig, split_towers
 from annotator.training.reader_trainer import ReaderTrainer, ReaderTrainingConfig
 from annotator.training.retriever_trainer import RetrieverTrainer, RetrieverTrainingConfig
-from entqa.corpora import corpus_documents, read_corpus, read_dataset
-from entqa.train import main
+from annotator.cli.corpora import corpus_documents, read_corpus, read_dataset
+from annotator.cli.train import main
 from gerbil.experiment import linker_scores
 from gerbil.run import main as gerbil_run
 

@@ -1,7 +1,7 @@
 """The web page at GET /: paste a text, link it through the JSON API, see its mentions as Wikipedia links.
 
-The page is web/templates/link.html with web/static/link.js and link.css, served by this app (no build step,
-nothing fetched from elsewhere).
+The page is annotator/service/templates/link.html with annotator/service/static/link.js and link.css, served by this
+app (no build step, nothing fetched from elsewhere).
 """
 from __future__ import annotations
 

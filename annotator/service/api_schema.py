@@ -1,5 +1,5 @@
 """The JSON API's request and answer models: pydantic validates requests with them, and spectree writes the OpenAPI
-description from the same models (web.api)."""
+description from the same models (annotator.service.api)."""
 from __future__ import annotations
 
 import json

@@ -16,10 +16,10 @@ from annotator import DEFAULT_MODEL_DIR
 from annotator.data_types import Mention
 from annotator.errors import AnnotatorError, ConfigError
 from annotator.settings import LinkerSettings, settings_from_variables
-from entqa import distributed
-from entqa.distributed import RayMissingError
-from entqa.documents import INPUT_FORMATS, STDIN, InputDocument, InputError, read_documents
-from entqa.formats import OUTPUT_FORMATS
+from annotator.cli import distributed
+from annotator.cli.distributed import RayMissingError
+from annotator.cli.documents import INPUT_FORMATS, STDIN, InputDocument, InputError, read_documents
+from annotator.cli.formats import OUTPUT_FORMATS
 
 if TYPE_CHECKING:
     from annotator.pipeline.linker import Linker
@@ -35,14 +35,15 @@ DELEGATED_COMMANDS = {
     "knowledge": ("annotator.knowledge.__main__",
                   "build a KB's knowledge tables ahead of time: entity graph, prominence, name priors "
                   "(python -m annotator.knowledge)"),
-    "train": ("entqa.train", "train the retriever or the reader (python -m entqa.train)"),
+    "train": ("annotator.cli.train", "train the retriever or the reader (python -m annotator.cli.train)"),
     "train-decision": ("annotator.decision.training",
                        "train the learned decision on a corpus the linker reads (python -m annotator.decision.training)"),
     "evaluate": ("gerbil.run", "replay GERBIL A2KB/D2KB experiments on datasets (python -m gerbil.run)"),
 }
 # gunicorn's settings, shipped inside this package (a link to the checkout's top-level gunicorn.conf.py).
 GUNICORN_CONFIG = Path(__file__).resolve().parent / "gunicorn.conf.py"
-# The settings the service reads (web.create_app: ENTQA_ + its setting name; the linker's: annotator.settings).
+# The settings the service reads (annotator.service.create_app: ENTQA_ + its setting name; the linker's:
+# annotator.settings).
 MODEL_DIR_ENV, KB_PATH_ENV, INDEX_DIR_ENV = "ENTQA_MODEL_DIR", "ENTQA_KB_PATH", "ENTQA_INDEX_DIR"
 BIND_ENV, WORKERS_ENV = "ENTQA_BIND", "ENTQA_WORKERS"
 
@@ -163,7 +164,7 @@ def run_link(args: argparse.Namespace) -> int:
 
 
 def run_distributed_link(args: argparse.Namespace) -> int:
-    """`entqa link --ray`: the corpus linked by Ray actors into part files of --output (entqa.distributed)."""
+    """`entqa link --ray`: the corpus linked by Ray actors into part files of --output (annotator.cli.distributed)."""
     output_format = args.format or "jsonl"
     if output_format not in distributed.OUTPUT_FORMATS:
         args.command_parser.error(f"with --ray, --format must be one of {', '.join(distributed.OUTPUT_FORMATS)}, "

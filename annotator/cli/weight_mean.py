@@ -1,4 +1,4 @@
-"""Command line: `python -m entqa.weight_mean BASE OTHER --module reader --share 0.5 --out DIR`.
+"""Command line: `python -m annotator.cli.weight_mean BASE OTHER --module reader --share 0.5 --out DIR`.
 
 A checkpoint whose module (`reader` or `retriever`) is the weighted mean of two trained copies of it, (1 − share) ×
 BASE's + share × OTHER's, everything else BASE's. Two fine-tunings of one model average into one that keeps much of
@@ -77,7 +77,7 @@ def write_mean_checkpoint(base: Path, other: Path, *, module: str, share: float,
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m entqa.weight_mean", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m annotator.cli.weight_mean", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("base", type=Path, help="checkpoint folder whose everything else is kept")
     parser.add_argument("other", type=Path, help="checkpoint folder (or a round's output) holding the other module")

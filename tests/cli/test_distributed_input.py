@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from entqa import cli, distributed
-from entqa.documents import InputDocument, InputError
+from annotator.cli import command as cli
+from annotator.cli import distributed
+from annotator.cli.documents import InputDocument, InputError
 
 # pyarrow comes with the ray extra
 pyarrow = pytest.importorskip("pyarrow", reason='pyarrow is not installed: pip install -e ".[ray]"')

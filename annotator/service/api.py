@@ -1,8 +1,8 @@
 """The JSON API: POST /api/link (one document), POST /api/link/batch (several), and /openapi.json describing them and
-web.admin's POST /api/kb/reload.
+annotator.service.admin's POST /api/kb/reload.
 
-Requests are validated with the pydantic models of web.api_schema; spectree writes the OpenAPI 3 description from
-the same models and routes.
+Requests are validated with the pydantic models of annotator.service.api_schema; spectree writes the OpenAPI 3
+description from the same models and routes.
 """
 from __future__ import annotations
 
@@ -16,11 +16,11 @@ from spectree.models import SecureType
 
 from annotator.data_types import Mention
 from annotator.uris import wikipedia_url
-from web.api_schema import (ApiError, BatchLinkRequest, BatchLinkResponse, DocumentError, LinkedMention, LinkRequest,
-                            LinkResponse)
-from web.errors import RequestError, UnsupportedContentType, failure
-from web.loading import link_each_for_request, link_for_request, served_loader
-from web.request_limits import check_batch_size, check_document_length, read_body
+from annotator.service.api_schema import (ApiError, BatchLinkRequest, BatchLinkResponse, DocumentError, LinkedMention,
+                                          LinkRequest, LinkResponse)
+from annotator.service.errors import RequestError, UnsupportedContentType, failure
+from annotator.service.loading import link_each_for_request, link_for_request, served_loader
+from annotator.service.request_limits import check_batch_size, check_document_length, read_body
 
 bp = Blueprint("api", __name__)
 
@@ -31,7 +31,7 @@ ADMIN_TOKEN_SCHEME = "adminToken"
 api_spec = SpecTree("flask", mode="strict", title="EntQA entity linker",
                     version="1", description="Entity linking of plain text; offsets count Unicode code points.",
                     naming_strategy=lambda model: model.__name__,
-                    # the administrator's routes (web.admin): Authorization: Bearer <ENTQA_ADMIN_TOKEN>
+                    # the administrator's routes (annotator.service.admin): Authorization: Bearer <ENTQA_ADMIN_TOKEN>
                     security_schemes=[SecurityScheme(name=ADMIN_TOKEN_SCHEME,
                                                      data=SecuritySchemeData(
                                                          type=SecureType.HTTP, scheme="bearer",
@@ -40,8 +40,8 @@ api_spec = SpecTree("flask", mode="strict", title="EntQA entity linker",
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
 _FAILURES = {f"HTTP_{status}": ApiError for status in (400, 408, 413, 415, 503)}
-# skip_validation: spectree only describes the routes; _request_body validates, once web.request_limits has read
-# the body within its bounds (spectree would read it through Flask, without the body timeout).
+# skip_validation: spectree only describes the routes; _request_body validates, once annotator.service.request_limits
+# has read the body within its bounds (spectree would read it through Flask, without the body timeout).
 
 
 @bp.post("/api/link")
@@ -77,7 +77,8 @@ def openapi_description() -> Response:
 
 
 def _request_body(model: type[ModelT]) -> ModelT:
-    # The body is read by web.request_limits (size bound, body timeout) rather than by spectree, then validated here.
+    # The body is read by annotator.service.request_limits (size bound, body timeout) rather than by spectree, then
+    # validated here.
     if request.mimetype != "application/json":
         declared = repr(request.content_type) if request.content_type else "none"
         raise UnsupportedContentType(f"unsupported content type {declared}; expected application/json")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from entqa import cli
+from annotator.cli import command as cli
 
 pytestmark = pytest.mark.slow
 ray = pytest.importorskip("ray", reason='Ray is not installed: pip install -e ".[ray]" to run the --ray tests')

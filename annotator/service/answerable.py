@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import re
 
+from annotator.service.errors import RequestError
 from nif import NifDocument, check_iri
-from web.errors import RequestError
 
 # An RFC 5147 range in a context IRI's fragment, as GERBIL writes it (`...#char=0,85`).
 _RANGE = re.compile(r"#char=(\d+),(\d+)$")

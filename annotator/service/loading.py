@@ -14,8 +14,8 @@ from annotator.runtime.cancellation import LinkingCancelled
 from annotator.data_types import Mention
 from annotator.serving.linker_thread import ThreadBoundLinker
 from annotator.linking import Span
-from web.errors import RequestError
-from web.request_limits import DocumentDropped, client_gone_check
+from annotator.service.errors import RequestError
+from annotator.service.request_limits import DocumentDropped, client_gone_check
 
 logger = logging.getLogger(__name__)
 

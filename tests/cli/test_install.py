@@ -1,5 +1,6 @@
-"""`pip install .` into a fresh virtual environment, then `entqa link` and `entqa serve` from another folder: the
-installed package alone, with the checkpoint it carries (minutes: pip installs torch and the rest)."""
+"""`pip install .` into a fresh virtual environment: the names it puts at the top of site-packages, then `entqa link`
+and `entqa serve` from another folder, the installed package alone with the checkpoint it carries (minutes: pip
+installs torch and the rest)."""
 from __future__ import annotations
 
 import csv
@@ -14,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from bench.gunicorn_process import free_port, stop, wait_for_health
-from tests.entqa.test_cli import LINKED, REPO, TEXT
+from tests.cli.test_cli import LINKED, REPO, TEXT
 
 pytestmark = pytest.mark.slow
 
@@ -54,6 +55,16 @@ def _environment(cache: Path) -> dict[str, str]:
     kept = {name: value for name, value in os.environ.items()
             if not name.startswith("ENTQA_") and name not in ("PYTHONPATH", "VIRTUAL_ENV")}
     return {**kept, "ENTQA_CACHE": str(cache)}
+
+
+def test_the_installed_top_level_names_are_annotator_nif_gerbil_and_wsgi(venv: Path) -> None:
+    """The design card's four and nothing else: no `web` (web.py's module), no `entqa` (the command's name)."""
+    (dist_info,) = venv.glob("lib/python3*/site-packages/entqa_nif_annotator-*.dist-info")
+    installed = {Path(row[0]).parts[0] for row in csv.reader(io.StringIO((dist_info / "RECORD").read_text()))}
+    assert {name for name in installed if name not in ("..", "__pycache__", dist_info.name)} == {
+        "annotator", "nif", "gerbil", "wsgi.py"}
+    assert set((dist_info / "top_level.txt").read_text().split()) == {"annotator", "nif", "gerbil", "wsgi"}
+    assert (venv / "bin" / "entqa").is_file()
 
 
 def test_the_installed_package_carries_the_checkpoint(venv: Path, elsewhere: Path) -> None:

@@ -14,7 +14,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, G
 from prometheus_client import REGISTRY, multiprocess
 
 from annotator.runtime import stage_times
-from web.loading import LinkerNotReady, served_loader
+from annotator.service.loading import LinkerNotReady, served_loader
 
 REQUESTS = Counter("entqa_requests", "Requests answered, by route and HTTP status", ["route", "status"])
 REQUEST_SECONDS = Histogram("entqa_request_seconds", "Seconds from a request's arrival to its answer, by route",

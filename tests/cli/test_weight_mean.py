@@ -1,4 +1,4 @@
-"""`entqa.weight_mean`: a checkpoint whose module is the weighted mean of two copies."""
+"""`annotator.cli.weight_mean`: a checkpoint whose module is the weighted mean of two copies."""
 from __future__ import annotations
 
 import json
@@ -8,7 +8,7 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
-from entqa.weight_mean import main, weighted_mean, write_mean_checkpoint
+from annotator.cli.weight_mean import main, weighted_mean, write_mean_checkpoint
 
 SHARDS = {"a.weight": "model-1.safetensors", "a.bias": "model-1.safetensors", "b.weight": "model-2.safetensors"}
 

@@ -14,22 +14,22 @@ from annotator.serving.batching import BatchLimits, QueueLimits
 from annotator.serving.linker_thread import ThreadBoundLinker
 from annotator.linking import EntityLinker
 from annotator.settings import LinkerSettings, settings_from_variables
-from web.admin import bp as admin
-from web.admin import check_admin_token
-from web.api import bp as api
-from web.errors import register_error_handlers
-from web.loading import LinkerLoader
-from web import metrics
-from web.metrics import register_metrics
-from web.page import bp as page
-from web.reloading import reload_on_hangup
-from web.request_ids import register_request_ids
-from web.routes import bp as nif_routes
+from annotator.service.admin import bp as admin
+from annotator.service.admin import check_admin_token
+from annotator.service.api import bp as api
+from annotator.service.errors import register_error_handlers
+from annotator.service.loading import LinkerLoader
+from annotator.service import metrics
+from annotator.service.metrics import register_metrics
+from annotator.service.page import bp as page
+from annotator.service.reloading import reload_on_hangup
+from annotator.service.request_ids import register_request_ids
+from annotator.service.routes import bp as nif_routes
 
 logger = logging.getLogger(__name__)
 
 # The development KB beside a checkout (../shared/data/kb): served instead of the demo KB when present.
-SHARED_KB = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "kb" / "entities.jsonl.gz"
+SHARED_KB = Path(__file__).resolve().parents[3] / "shared" / "data" / "kb" / "entities.jsonl.gz"
 
 DEFAULTS: dict[str, Any] = {
     "MODEL_DIR": str(DEFAULT_MODEL_DIR),
@@ -102,7 +102,7 @@ def create_app(config: Mapping[str, Any] | None = None, *, linker: EntityLinker 
     if linker is not None:
         loader.wait()  # nothing to load: served from the first request on
     app.extensions["entqa"] = loader
-    reload_on_hangup(loader)  # SIGHUP: serve the KB's changes (web.reloading), when created on the main thread
+    reload_on_hangup(loader)  # SIGHUP: serve the KB's changes (reloading.py), when created on the main thread
     register_error_handlers(app)
     register_request_ids(app)
     register_metrics(app)

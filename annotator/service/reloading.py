@@ -1,6 +1,6 @@
 """KB changes picked up by the running service: the served linker rebuilt over the KB as it is now on disk, on SIGHUP
-and through POST /api/kb/reload (web.admin), while linking goes on. A reload that fails leaves the previous KB served
-and logs why.
+and through POST /api/kb/reload (annotator.service.admin), while linking goes on. A reload that fails leaves the
+previous KB served and logs why.
 
 Under gunicorn every worker serves a linker of its own: the master forwards its SIGHUP to them (gunicorn.conf.py)
 rather than restarting them, and the worker that answers POST /api/kb/reload signals the master, so that the others
@@ -17,9 +17,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from annotator.errors import AnnotatorError, ConfigError, KBFormatError
+from annotator.service.errors import RequestError
+from annotator.service.loading import LinkerLoader
 from annotator.serving.linker_thread import ReloadUnsupported, ThreadBoundLinker
-from web.errors import RequestError
-from web.loading import LinkerLoader
 
 logger = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-"""Command line: `python -m entqa.mention_table --train T --kb KB --out MODEL_DIR/mentions.tsv`.
+"""Command line: `python -m annotator.cli.mention_table --train T --kb KB --out MODEL_DIR/mentions.tsv`.
 
 Counts the mention table (`annotator.pipeline.mention_table`) from a training corpus's links: for every linked name,
 the KB entities the corpus gave it and how often.
@@ -10,9 +10,9 @@ import logging
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from annotator.cli.corpora import read_corpus
 from annotator.pipeline.mention_table import MentionTable
 from annotator.training.data import CorpusDocument, TitleLookup, load_kb
-from entqa.corpora import read_corpus
 
 logger = logging.getLogger(__name__)
 
@@ -27,7 +27,7 @@ def training_links(documents: Iterable[CorpusDocument], lookup: TitleLookup) -> 
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m entqa.mention_table", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m annotator.cli.mention_table", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--train", type=Path, required=True, help="training corpus (NIF Turtle)")
     parser.add_argument("--kb", type=Path, required=True, help="entity KB: titles are stored as the KB spells them")

@@ -18,9 +18,9 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from annotator.cli.documents import InputDocument, InputError, parse_record, read_documents
 from annotator.data_types import Mention
 from annotator.settings import LinkerSettings
-from entqa.documents import InputDocument, InputError, parse_record, read_documents
 
 if TYPE_CHECKING:
     import pyarrow

@@ -19,7 +19,7 @@ from annotator.pipeline.linker import Linker
 from annotator.runtime.settings import RuntimeSettings
 from annotator.settings import LinkerSettings
 from annotator.uris import NIL_NAMESPACE, dbpedia_uri, not_in_wiki_uri
-from entqa import cli
+from annotator.cli import command as cli
 from nif import parse_document
 
 REPO = Path(__file__).resolve().parents[2]

@@ -8,8 +8,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import quote
 
+from annotator.cli.documents import InputDocument
 from annotator.data_types import Mention
-from entqa.documents import InputDocument
 from nif import NifDocument, annotations_from_mentions, write_document
 
 # NIF needs a URI per document: this placeholder base (RFC 2606) with the document's id.

@@ -9,11 +9,11 @@ from typing import Any
 from flask import Blueprint, Response, current_app, jsonify, request
 from spectree import Response as Answers
 
-from web.api import ADMIN_TOKEN_SCHEME, api_spec
-from web.api_schema import ApiError, KbReloadResponse
-from web.errors import RequestError
-from web.loading import served_loader
-from web.reloading import reload_linker, signal_other_workers
+from annotator.service.api import ADMIN_TOKEN_SCHEME, api_spec
+from annotator.service.api_schema import ApiError, KbReloadResponse
+from annotator.service.errors import RequestError
+from annotator.service.loading import served_loader
+from annotator.service.reloading import reload_linker, signal_other_workers
 
 bp = Blueprint("admin", __name__)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from annotator.pipeline.mention_table import MentionTable
-from entqa.mention_table import main
+from annotator.cli.mention_table import main
 from nif.data_types import NifAnnotation, NifDocument
 from nif.write import write_document
 

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from entqa import cli
-from tests.entqa.test_distributed import BATCH, DEMO_KB, DOCUMENTS, links, part_rows
+from annotator.cli import command as cli
+from tests.cli.test_distributed import BATCH, DEMO_KB, DOCUMENTS, links, part_rows
 
 pytestmark = pytest.mark.slow
 pytest.importorskip("ray", reason='Ray is not installed: pip install -e ".[ray]" to run the --ray tests')
@@ -129,7 +129,7 @@ def test_entqa_link_ray_on_a_two_node_cluster_links_as_in_process(cluster: Local
                   for record in map(json.loads, capsys.readouterr().out.splitlines())}
 
     output = tmp_path / "out"
-    run = subprocess.run([sys.executable, "-m", "entqa", "link", "--ray", "--address", cluster.address,
+    run = subprocess.run([sys.executable, "-m", "annotator.cli", "link", "--ray", "--address", cluster.address,
                           "--actors", "2", "--batch-size", BATCH, "--kb", str(DEMO_KB), str(corpus),
                           "--output", str(output)], capture_output=True, text=True, env=CLUSTER_ENV, timeout=900)
     assert run.returncode == 0, run.stderr[-3000:]

@@ -1,4 +1,4 @@
 """`python -m entqa`: the `entqa` command."""
-from entqa.cli import main
+from annotator.cli.command import main
 
 raise SystemExit(main())

@@ -6,10 +6,10 @@ from flask import Blueprint, Response, current_app, jsonify, request
 from annotator.data_types import Mention
 from annotator.uris import wikipedia_uri
 from nif import NifDocument, annotations_from_mentions, parse_document, write_document
-from web.answerable import check_answerable
-from web.errors import UnsupportedContentType
-from web.loading import LinkerNotReady, link_for_request, served_loader
-from web.request_limits import check_document_length, read_body
+from annotator.service.answerable import check_answerable
+from annotator.service.errors import UnsupportedContentType
+from annotator.service.loading import LinkerNotReady, link_for_request, served_loader
+from annotator.service.request_limits import check_document_length, read_body
 
 
 bp = Blueprint("gerbil", __name__)

@@ -13,7 +13,7 @@ from typing import IO, Any
 from flask import Request
 from werkzeug.exceptions import HTTPException
 
-from web.errors import RequestError
+from annotator.service.errors import RequestError
 
 READ_BYTES = 64 * 1024
 

@@ -1,5 +1,5 @@
-"""Command line: `entqa train` or `python -m entqa.train retriever|passage-tower|entity-tower|reader --train T --dev D
---kb KB --out DIR [options]`.
+"""Command line: `entqa train` or `python -m annotator.cli.train retriever|passage-tower|entity-tower|reader
+--train T --dev D --kb KB --out DIR [options]`.
 
 The stages, in order: `retriever` (both towers, sampled negatives), optionally `passage-tower` (query-side
 fine-tuning against the built index of the whole KB, which stays valid) and `entity-tower` (entity-side
@@ -36,10 +36,10 @@ from annotator.training.loop import LAST, TRAINING_CONFIG_FILE, TrainingConfig, 
 from annotator.training.passage_tower_trainer import PassageTowerTrainer, PassageTowerTrainingConfig, split_towers
 from annotator.training.reader_trainer import ReaderTrainer, ReaderTrainingConfig
 from annotator.training.retriever_trainer import RetrieverTrainer, RetrieverTrainingConfig
-from entqa.corpora import corpus_documents, read_corpus, read_dataset
+from annotator.cli.corpora import corpus_documents, read_corpus, read_dataset
 from gerbil.experiment import linker_scores
 
-logger = logging.getLogger("entqa.train")
+logger = logging.getLogger("annotator.cli.train")
 
 # CLI flag -> training config field, for the flags that only override a default.
 _OVERRIDES = {"epochs": "epochs", "batch_size": "batch_size", "grad_accumulation": "grad_accumulation", "lr": "lr",
@@ -52,7 +52,7 @@ _OVERRIDES = {"epochs": "epochs", "batch_size": "batch_size", "grad_accumulation
               "both_towers": "both_towers", "kb_passages": "kb_passages", "title_only_dropout": "title_only_dropout"}
 
 
-def parse_args(argv: Sequence[str] | None = None, *, prog: str = "python -m entqa.train") -> argparse.Namespace:
+def parse_args(argv: Sequence[str] | None = None, *, prog: str = "python -m annotator.cli.train") -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog=prog, description=__doc__)
     parser.add_argument("module", choices=("retriever", "passage-tower", "entity-tower", "reader"))
     parser.add_argument("--train", type=Path, required=True, help="training corpus (NIF Turtle)")
@@ -129,7 +129,7 @@ def kb_vectors(index_dir: Path, retriever: DualEncoder, kb_path: Path, config: L
     return torch.from_numpy(np.asarray(embeddings, dtype=np.float32))
 
 
-def main(argv: Sequence[str] | None = None, *, prog: str = "python -m entqa.train") -> int:
+def main(argv: Sequence[str] | None = None, *, prog: str = "python -m annotator.cli.train") -> int:
     """Trains the stage the command line names; `prog` names the command in help (`entqa train` runs this)."""
     args = parse_args(argv, prog=prog)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")

@@ -1,0 +1,1 @@
+"""The `entqa` command line (`annotator.cli.command`): link, serve, index, train and evaluate."""

@@ -1,1 +1,0 @@
-"""The `entqa` command line (`entqa.cli`): link, serve, index, train and evaluate."""
