@@ -198,8 +198,14 @@ def _answer(document: PendingDocument,
 
 
 def _link_pending(linker: EntityLinker, batch: Sequence[PendingDocument]) -> None:
-    """Settles the answer of every document of `batch`: in one pass where the linker can, else one by one."""
-    ready = [document for document in batch if document.still_wanted() and _valid_spans(document)]
+    """Settles the answer of every document of `batch`: in one pass where the linker can, else one by one.
+
+    Spans are checked here only ahead of a shared pass, where a document's invalid spans would fail the others'
+    answers: it fails alone instead. A document linked alone is checked by the linker itself (`Linker.link`), once.
+    """
+    ready = [document for document in batch if document.still_wanted()]
+    if len(ready) > 1 and isinstance(linker, BatchEntityLinker):
+        ready = [document for document in ready if _valid_spans(document)]
     if len(ready) > 1 and isinstance(linker, BatchEntityLinker):
         try:
             with cancellable(BatchCancellation([document.cancellation for document in ready])):

@@ -11,7 +11,10 @@ import pytest
 from annotator.serving.batching import BatchLimits
 from annotator.runtime.cancellation import LinkingCancelled, check_cancelled
 from annotator.data_types import Mention
+from annotator.linking import check_spans
+from annotator.pipeline import linker as pipeline_linker
 from annotator.pipeline.linker import Linker
+from annotator.serving import linker_thread
 from annotator.serving.linker_thread import ThreadBoundLinker
 from tests.annotator.test_pipeline import TEXT
 from tests.annotator.test_tokenization import TRICKY
@@ -254,3 +257,23 @@ def test_one_callers_documents_share_passes_within_the_limits_and_get_their_answ
         assert [[(m.start, m.end, m.title) for m in ms] for ms in linked] == \
             [[(m.start, m.end, m.title) for m in ms] for ms in alone]
         assert [m.score for ms in linked for m in ms] == pytest.approx([m.score for ms in alone for m in ms])
+
+
+def test_a_document_linked_alone_has_its_spans_checked_by_the_linker_alone_the_thread_checks_before_a_shared_pass(
+        tiny_linker: Linker, monkeypatch: pytest.MonkeyPatch) -> None:
+    checked: list[str] = []
+
+    def counting(text: str, spans: Sequence[tuple[int, int]] | None) -> None:
+        checked.append(text)
+        check_spans(text, spans)
+
+    monkeypatch.setattr(linker_thread, "check_spans", counting)
+    monkeypatch.setattr(pipeline_linker, "check_spans", counting)
+    linker = ThreadBoundLinker(lambda: tiny_linker, batch=BatchLimits(documents=8))
+    with pytest.raises(ValueError, match="outside"):  # linked alone: the linker's own check, the only one
+        linker.link("Paris", [(3, 9)])
+    assert checked == ["Paris"]
+    checked.clear()
+    answers = linker.link_each([("Paris", [(0, 5)]), ("Lyon", [(2, 9)])])  # a shared pass: checked before it
+    assert isinstance(answers[1], ValueError) and not isinstance(answers[0], BaseException)
+    assert checked == ["Paris", "Lyon", "Paris"]  # the thread's two, then the one document left, linked alone
