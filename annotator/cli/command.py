@@ -6,6 +6,7 @@ import importlib
 import logging
 import os
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
@@ -156,8 +157,14 @@ def run_link(args: argparse.Namespace) -> int:
                                   f"{', '.join(sorted(OUTPUT_FORMATS))}")
     documents = read_documents(args.inputs, args.input_format)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    linker = load_linker(args.model, kb_path=args.kb or _env_path(KB_PATH_ENV), index_dir=args.index_dir,
-                         device=args.device, settings=settings_from_variables(os.environ))
+    kb, settings = args.kb or _env_path(KB_PATH_ENV), settings_from_variables(os.environ)
+    started = time.perf_counter()
+    # the loading takes seconds to minutes (a KB's index is built on its first use): say so on standard error
+    print(f"{args.command_parser.prog}: loading the model {Path(args.model).name} with {kb or 'its demo KB'} ...",
+          file=sys.stderr)
+    linker = load_linker(args.model, kb_path=kb, index_dir=args.index_dir, device=args.device, settings=settings)
+    print(f"{args.command_parser.prog}: loaded in {time.perf_counter() - started:.1f} s "
+          f"({linker.describe().get('entities', '?')} entities); linking {len(documents)} document(s)", file=sys.stderr)
     mentions = link_documents(linker, documents, batch_size=args.batch_size)
     sys.stdout.write(OUTPUT_FORMATS[args.format or "tsv"](documents, mentions))
     return 0

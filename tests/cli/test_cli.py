@@ -242,7 +242,9 @@ def test_a_model_that_does_not_load_is_an_error(entqa: Run, monkeypatch: pytest.
         raise ModelLoadError("entity index built for another KB")
 
     monkeypatch.setattr(cli, "load_linker", load_linker)
-    assert entqa("link", text_file) == (1, "", "entqa link: error: entity index built for another KB\n")
+    status, out, err = entqa("link", text_file)
+    assert (status, out) == (1, "")
+    assert err.endswith(" ...\nentqa link: error: entity index built for another KB\n")  # after what it was loading
 
 
 def test_serve_runs_gunicorn_with_the_project_config_and_the_given_settings(
