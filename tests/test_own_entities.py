@@ -23,10 +23,11 @@ TEXT = "OpenAI announced a new version of ChatGPT, said Sam Altman in San Franci
 NEW = ["OpenAI", "ChatGPT", "Sam Altman"]
 
 
-def titles_linked_by_the_command(kb: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> list[str]:
-    text = tmp_path / "openai.txt"
-    text.write_text(TEXT + "\n", encoding="utf-8")
-    assert cli.main(["link", "--kb", str(kb), str(text)]) == 0
+def titles_linked_by_the_command(kb: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                 text: str = TEXT) -> list[str]:
+    path = tmp_path / "text.txt"
+    path.write_text(text + "\n", encoding="utf-8")
+    assert cli.main(["link", "--kb", str(kb), str(path)]) == 0
     return [row.split("\t")[4] for row in capsys.readouterr().out.splitlines()[1:]]
 
 
@@ -46,6 +47,13 @@ def test_added_entities_are_linked_by_the_command_line(tmp_path: Path, capsys: p
     assert kb_main(["--kb", str(kb), "add", str(NEW_ENTITIES)]) == 0
     assert "add: 8 entities" in capsys.readouterr().out
     assert titles_linked_by_the_command(kb, tmp_path, capsys) == [*NEW, "San Francisco"]
+    made_up = tmp_path / "made-up.jsonl"  # a name no text and no pretrained model has seen
+    made_up.write_text(json.dumps({"title": "Zorvexa Labs", "text": "Zorvexa Labs is a made-up robotics company in "
+                                   "Tallinn that builds warehouse robots named Quillbots."}) + "\n", encoding="utf-8")
+    assert kb_main(["--kb", str(kb), "add", str(made_up)]) == 0
+    capsys.readouterr()
+    assert "Zorvexa Labs" in titles_linked_by_the_command(kb, tmp_path, capsys,
+                                                          "Zorvexa Labs showed its newest Quillbot in Tallinn.")
 
 
 @pytest.mark.slow  # the shipped checkpoint under gunicorn
