@@ -24,10 +24,8 @@ STARTUP_TIMEOUT_S = 180
 
 
 @pytest.fixture(scope="module")
-def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A plain virtual environment (no system site-packages) with the project installed by `pip install .`."""
-    # A copy of the work tree as git sees it (uncommitted changes included): pip builds in the source folder and
-    # would leave build/ and *.egg-info in the checkout.
+def source(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the work tree as git sees it (uncommitted changes included), which `venv` installs from."""
     source = tmp_path_factory.mktemp("source")
     listed = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"], cwd=REPO,
                             check=True, capture_output=True).stdout.decode().split("\0")
@@ -35,6 +33,12 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
         if (REPO / name).exists():  # listed but deleted in the work tree: not part of it
             (source / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(REPO / name, source / name, follow_symlinks=False)
+    return source
+
+
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory: pytest.TempPathFactory, source: Path) -> Path:
+    """A plain virtual environment (no system site-packages) with the project installed by `pip install .`."""
     environment = tmp_path_factory.mktemp("venv")
     subprocess.run([sys.executable, "-m", "venv", environment], check=True)
     subprocess.run([environment / "bin" / "python", "-m", "pip", "install", "--quiet", "."], cwd=source, check=True,
@@ -55,6 +59,10 @@ def _environment(cache: Path) -> dict[str, str]:
     kept = {name: value for name, value in os.environ.items()
             if not name.startswith("ENTQA_") and name not in ("PYTHONPATH", "VIRTUAL_ENV")}
     return {**kept, "ENTQA_CACHE": str(cache)}
+
+
+def test_the_install_leaves_the_clone_as_it_was(venv: Path, source: Path) -> None:
+    assert not (source / "build").exists() and not list(source.glob("*.egg-info"))
 
 
 def test_the_installed_top_level_names_are_annotator_nif_gerbil_and_wsgi(venv: Path) -> None:
