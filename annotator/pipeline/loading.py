@@ -92,7 +92,7 @@ def load_linker(model_dir: str | Path, *, kb_path: str | Path | None = None, ind
     model_dir = Path(model_dir)
     models = load_models(model_dir, device=device, config_overrides=config_overrides, runtime=runtime)
     kb = _resolve_kb(model_dir, kb_path, required=index_dir is None)
-    return _linker(models, load_kb(models, kb, index_dir=Path(index_dir) if index_dir is not None else None))
+    return build_linker(models, load_kb(models, kb, index_dir=Path(index_dir) if index_dir is not None else None))
 
 
 def reload_linker(linker: Linker) -> Linker:
@@ -102,7 +102,7 @@ def reload_linker(linker: Linker) -> Linker:
     models, kb = linker.sources
     if kb.path is not None and kb_fingerprint(kb.path) != kb.fingerprint:  # compacted, or replaced
         kb = load_kb(models, kb.path, index_dir=kb.index_dir)
-    return _linker(models, kb)
+    return build_linker(models, kb)
 
 
 def load_models(model_dir: Path, *, device: str | torch.device | None = None,
@@ -151,8 +151,11 @@ def load_kb(models: LoadedModels, kb: Path | None, *, index_dir: Path | None = N
     return LoadedKB(kb, kb_fingerprint(kb) if kb is not None else None, index, descriptions, index_dir)
 
 
-def _linker(models: LoadedModels, kb: LoadedKB) -> Linker:
-    """The linker's stages over the KB with its changes as they are on disk now."""
+def build_linker(models: LoadedModels, kb: LoadedKB) -> Linker:
+    """The linker's stages, as `models.config` picks and tunes them, over the loaded models and KB with the KB's
+    changes as they are on disk now: what `load_linker` and `reload_linker` end with. The models and the KB's
+    index are used as given; the KB's changes, and the files of the stages the config turns on (the mention
+    table, the learned decision), are read here."""
     config, builder, device = models.config, models.builder, models.device
     changes = read_changes(kb.path) if kb.path is not None else None
     index, descriptions = kb.index, kb.descriptions

@@ -7,14 +7,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from annotator.kb.given_names import given_names
 from annotator.model.tokenization import InputBuilder
 from annotator.pipeline.document import Document, PassageScores
-from annotator.pipeline.document_candidates import DocumentCandidates
 from annotator.pipeline.linker import Linker
+from annotator.pipeline.loading import build_linker
 from annotator.pipeline.mention_table import NameCandidates
-from annotator.pipeline.short_names import OtherBearers, ShortNames
-from annotator.pipeline.stages import PostProcessor
 
 
 class _Titles:
@@ -79,19 +76,17 @@ class ScriptedReading(_Titles):
 
 def scripted_linker(linker: Linker, *, threshold: float, document_candidates: bool = False,
                     short_names: bool = False, names: NameCandidates | None = None) -> Linker:
-    """`linker` (the tiny one) with scripted retrieval (plus the mention table's `names`, if given) and reading
-    (`.reading.reads`), γ = `threshold` and the post-processors asked for."""
-    titles = linker.index.titles
-    post_processors: list[PostProcessor] = []
-    if document_candidates:
-        post_processors.append(DocumentCandidates(titles))
-    if short_names:
-        post_processors += [ShortNames(titles), OtherBearers(titles, linker.descriptions.described(),
-                                                          given_names(titles, linker.descriptions))]
-    return dataclasses.replace(linker, retrieval=ScriptedRetrieval(linker.builder, titles, names),
-                               reading=ScriptedReading(linker.builder, titles),
-                               decoding=dataclasses.replace(linker.decoding, threshold=threshold),
-                               post_processors=post_processors)
+    """`linker` (the tiny one, in the paper's setup: of the stages after decoding, web addresses only) with
+    scripted retrieval (plus the mention table's `names`, if given) and reading (`.reading.reads`), over the stages
+    the loader builds (`build_linker`) for its config with γ = `threshold` and the stages asked for."""
+    assert linker.sources is not None, "a linker loaded from a checkpoint"
+    models, kb = linker.sources
+    config = models.config.replace(threshold=threshold, document_candidates=document_candidates,
+                                   short_names=short_names)
+    staged = build_linker(dataclasses.replace(models, config=config), kb)
+    titles = staged.index.titles
+    return dataclasses.replace(staged, retrieval=ScriptedRetrieval(staged.builder, titles, names),
+                               reading=ScriptedReading(staged.builder, titles))
 
 
 def _find(ids: Sequence[int], part: Sequence[int]) -> int | None:
