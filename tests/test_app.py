@@ -2,16 +2,16 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
-from annotator import service
 from annotator.data_types import Mention
 from annotator.errors import ConfigError
+from annotator.pipeline.linker import Linker
 from annotator.runtime.settings import RuntimeSettings
-from annotator.settings import LinkerSettings
 from nif import NifAnnotation, parse_document
 from tests.support.dictionary_linker import DictionaryLinker
 from tests.support.gerbil_requests import HEADERS, REQUEST_BASE, TRICKY_TEXT, gerbil_request, span_of
@@ -119,19 +119,20 @@ def test_config_comes_from_defaults_then_environment_then_mapping(monkeypatch: p
 
 def test_linker_settings_come_from_the_environment_and_a_bad_one_stops_the_start(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    loaded: list[LinkerSettings] = []
+    loaded: list[dict[str, Any]] = []
 
-    def load(app: Flask, settings: LinkerSettings) -> DictionaryLinker:
-        loaded.append(settings)
+    def load(model_dir: str, **options: Any) -> DictionaryLinker:
+        loaded.append({"model_dir": model_dir, **options})
         return DictionaryLinker()
 
-    monkeypatch.setattr(service, "_load_linker", load)
+    monkeypatch.setattr(Linker, "from_pretrained", load)  # what the app loads when it is given no linker
     monkeypatch.setenv("ENTQA_TOP_K", "20")
     monkeypatch.setenv("ENTQA_CPU_PRECISION", "fp32")
     app = create_app({"TESTING": True, "THRESHOLD": 0.1})
     assert app.extensions["entqa"].wait(timeout_s=10) == "ok"
-    assert loaded == [LinkerSettings(model={"top_k": 20, "threshold": 0.1},
-                                     runtime=RuntimeSettings(cpu_precision="fp32"))]
+    assert loaded == [{"model_dir": app.config["MODEL_DIR"], "kb_path": app.config["KB_PATH"], "index_dir": None,
+                       "config_overrides": {"top_k": 20, "threshold": 0.1},
+                       "runtime": RuntimeSettings(cpu_precision="fp32")}]
     monkeypatch.setenv("ENTQA_CPU_PRECISION", "fp16")
     with pytest.raises(ConfigError, match="ENTQA_CPU_PRECISION: Input should be 'auto', 'bf16', 'int8' or 'fp32'"):
         create_app({"TESTING": True})

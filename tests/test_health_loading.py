@@ -6,11 +6,9 @@ import logging
 import threading
 
 import pytest
-from flask import Flask
 
-from annotator import service
 from annotator.linking import EntityLinker
-from annotator.settings import LinkerSettings
+from annotator.pipeline.linker import Linker
 from tests.support.dictionary_linker import DictionaryLinker
 from tests.support.gerbil_requests import HEADERS, gerbil_request
 from annotator.service import create_app
@@ -25,11 +23,11 @@ def test_health_is_503_while_loading_then_200_with_numbers(monkeypatch: pytest.M
                                                           caplog: pytest.LogCaptureFixture) -> None:
     loaded = threading.Event()
 
-    def load_slowly(app: Flask, settings: LinkerSettings) -> EntityLinker:
+    def load_slowly(model_dir: str, **options: object) -> EntityLinker:
         loaded.wait(timeout=30)
         return CountingLinker()
 
-    monkeypatch.setattr(service, "_load_linker", load_slowly)
+    monkeypatch.setattr(Linker, "from_pretrained", load_slowly)  # what the app loads when it is given no linker
     app = create_app({"TESTING": True})  # returns while the linker loads
     client = app.test_client()
 
@@ -59,10 +57,10 @@ def test_health_is_503_while_loading_then_200_with_numbers(monkeypatch: pytest.M
 
 
 def test_a_failed_load_is_reported_by_health_and_requests(monkeypatch: pytest.MonkeyPatch) -> None:
-    def fail(app: Flask, settings: LinkerSettings) -> EntityLinker:
+    def fail(model_dir: str, **options: object) -> EntityLinker:
         raise FileNotFoundError("no checkpoint in /nowhere")
 
-    monkeypatch.setattr(service, "_load_linker", fail)
+    monkeypatch.setattr(Linker, "from_pretrained", fail)
     app = create_app({"TESTING": True})
     assert app.extensions["entqa"].wait(timeout_s=10) == "failed"
     client = app.test_client()

@@ -16,9 +16,8 @@ from flask import Flask
 from flask.testing import FlaskClient
 from openapi_spec_validator import validate
 
-from annotator import service
 from annotator.linking import EntityLinker
-from annotator.settings import LinkerSettings
+from annotator.pipeline.linker import Linker
 from tests.support.dictionary_linker import DictionaryLinker
 from tests.support.table_file_linker import TableFileLinker, write_table
 from annotator.service import create_app
@@ -142,11 +141,11 @@ def test_a_linker_that_cannot_reload_is_501() -> None:
 def test_a_linker_still_loading_is_503(monkeypatch: pytest.MonkeyPatch, table: Path) -> None:
     loaded = threading.Event()
 
-    def load_slowly(app: Flask, settings: LinkerSettings) -> EntityLinker:
+    def load_slowly(model_dir: str, **options: object) -> EntityLinker:
         loaded.wait(timeout=30)
         return TableFileLinker(table)
 
-    monkeypatch.setattr(service, "_load_linker", load_slowly)
+    monkeypatch.setattr(Linker, "from_pretrained", load_slowly)  # what the app loads when it is given no linker
     app = create_app({"TESTING": True, "ADMIN_TOKEN": TOKEN})
     client = app.test_client()
     assert client.post("/api/kb/reload").status_code == 401  # the token first
@@ -216,11 +215,11 @@ def test_sighup_during_the_loading_reloads_once_the_linker_is_in(monkeypatch: py
     loaded = threading.Event()
     first = TableFileLinker(table)  # read before the change
 
-    def load_slowly(app: Flask, settings: LinkerSettings) -> EntityLinker:
+    def load_slowly(model_dir: str, **options: object) -> EntityLinker:
         loaded.wait(timeout=30)
         return first
 
-    monkeypatch.setattr(service, "_load_linker", load_slowly)
+    monkeypatch.setattr(Linker, "from_pretrained", load_slowly)  # what the app loads when it is given no linker
     app = create_app({"TESTING": True})
     write_table(table, NEW)
     with caplog.at_level(logging.INFO, logger="annotator.service.reloading"):
