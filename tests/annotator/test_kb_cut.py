@@ -13,6 +13,7 @@ from annotator.errors import ConfigError
 from annotator.kb.reading import read_kb
 from annotator.kb.cut import cut_index, name_counts, select_rows, surface_forms, write_kb
 from annotator.pipeline.linker import Linker
+from tests.support.entity_encoding import forbid_entity_encoding
 
 ENTITIES = [
     Entity("Georgia (country)", "Georgia is a country in the Caucasus, east of the Black Sea."),
@@ -68,7 +69,7 @@ def test_cut_index_serves_the_cut_kb_without_encoding(tiny_linker: Linker, tiny_
     cut_index(tiny_linker.index.directory, rows, full_kb=tiny_kb, kb_path=tmp_path / "cut.jsonl.gz",
               out=tmp_path / "index")
     assert (tmp_path / "index" / COMPACT_VECTORS).is_file() and not (tmp_path / "index" / "embeddings.npy").exists()
-    monkeypatch.setattr("annotator.entity_index.build._encode", lambda *a, **k: pytest.fail("index rebuilt"))
+    forbid_entity_encoding(monkeypatch)
     linker = Linker.from_pretrained(tiny_checkpoint, kb_path=tmp_path / "cut.jsonl.gz", index_dir=tmp_path / "index",
                                     device="cpu")
     full = tiny_linker.index

@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 import torch
 
-import annotator.entity_index.build
 from annotator.runtime.cancellation import Cancellation, LinkingCancelled, cancellable
 from annotator.data_types import Mention
 from annotator.entity_index import cached_index_dir, entity_tower_id
@@ -18,6 +17,7 @@ from annotator.uris import NIL_NAMESPACE, dbpedia_uri, not_in_wiki_uri
 
 from tests.conftest import TINY_CONFIG, TINY_RUNTIME
 from tests.annotator.test_tokenization import TRICKY, TRICKY_WORDS
+from tests.support.entity_encoding import forbid_entity_encoding
 from tests.support.scripted_linker import scripted_linker
 
 TEXT = ("SOCCER - Lyon beat Paris in Zürich 😀 while Ada Lovelace watched from São\u00a0Paulo; "
@@ -124,10 +124,7 @@ def test_requests_never_tokenize_entities(tiny_linker: Linker, monkeypatch: pyte
 def test_cached_index_is_reused_and_overrides_change_the_config(tiny_checkpoint: Path, tiny_kb: Path,
                                                                  tiny_linker: Linker,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    def no_encoding(*args: object, **kwargs: object) -> None:
-        raise AssertionError("index rebuilt")
-
-    monkeypatch.setattr(annotator.entity_index.build, "_encode", no_encoding)
+    forbid_entity_encoding(monkeypatch)
     linker = Linker.from_pretrained(tiny_checkpoint, kb_path=tiny_kb, device="cpu", config_overrides={"top_k": 2})
     assert linker.config.top_k == 2 and linker.index.directory == tiny_linker.index.directory
 
@@ -157,11 +154,7 @@ def test_a_relative_path_to_the_demo_kb_serves_the_shipped_index(tiny_checkpoint
     with gzip.open(model_dir / "kb" / "entities.jsonl.gz", "wb") as kb:
         kb.write(tiny_kb.read_bytes())
     shipped = build_index(model_dir, model_dir / "kb" / "entities.jsonl.gz", out=model_dir / "index").directory
-
-    def no_encoding(*args: object, **kwargs: object) -> None:
-        raise AssertionError("index rebuilt")
-
-    monkeypatch.setattr(annotator.entity_index.build, "_encode", no_encoding)
+    forbid_entity_encoding(monkeypatch)
     monkeypatch.chdir(tmp_path)
     relative = "models/tiny/kb/entities.jsonl.gz"
     assert Linker.from_pretrained(model_dir, kb_path=relative, device="cpu").index.directory == shipped
