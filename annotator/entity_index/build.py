@@ -28,9 +28,11 @@ from annotator.model.tokenization import Batch, InputBuilder
 
 logger = logging.getLogger(__name__)
 
-_TOKENIZE_CHUNK = 10_000
+# Entities per tokenizing task: a KB of more than one chunk is tokenized by a pool of processes.
+TOKENIZE_CHUNK = 10_000
 _TOKENIZE_WORKERS = 16
-_SAVE_EVERY_BATCHES = 20  # encoded batches between progress checkpoints
+# Encoded batches between progress checkpoints: an interrupted build resumes after the last one.
+SAVE_EVERY_BATCHES = 20
 
 
 class EntityEncoder(Protocol):
@@ -82,7 +84,7 @@ def _tokenize_kb(directory: Path, *, kb_path: str | Path, builder: InputBuilder,
     """Write titles, qids, entity ids and lengths (streamed in chunks; RAM holds a few chunks of texts)."""
     directory.mkdir(parents=True, exist_ok=True)
     width = builder.config.max_entity_len
-    chunks = _batched(itertools.islice(read_kb(kb_path), limit), _TOKENIZE_CHUNK)
+    chunks = _batched(itertools.islice(read_kb(kb_path), limit), TOKENIZE_CHUNK)
     ids_path, lengths_path = directory / "entity_ids.raw", directory / "entity_lengths.raw"
     with (open(directory / "titles.txt", "w", encoding="utf-8") as titles,
           open(directory / "qids.txt", "w", encoding="utf-8") as qids,
@@ -162,7 +164,7 @@ def _encode(directory: Path, *, encoder: EntityEncoder, builder: InputBuilder, b
             batch = builder.padded_batch(entity_ids[rows], lengths[rows])
             vectors = encoder.embed_entities(batch.to(encoder.device))  # (batch, dim)
             embeddings[rows] = vectors.float().cpu().numpy().astype(np.float16)
-            if count % _SAVE_EVERY_BATCHES == 0 or start + batch_size >= len(order):
+            if count % SAVE_EVERY_BATCHES == 0 or start + batch_size >= len(order):
                 embeddings.flush()
                 write_json(directory / PROGRESS, {"encoded": min(start + batch_size, len(order))})
     embeddings.flush()

@@ -63,7 +63,7 @@ def test_saved_index_loads_and_matches_brute_force(tmp_path: Path, tiny_kb: Path
 def test_vectors_and_ids_are_the_entity_tower_of_the_stored_inputs(tmp_path: Path, tiny_kb: Path,
                                                                    retriever: DualEncoder, builder: InputBuilder,
                                                                    chunk: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(annotator.entity_index.build, "_TOKENIZE_CHUNK", chunk)
+    monkeypatch.setattr(annotator.entity_index.build, "TOKENIZE_CHUNK", chunk)
     index = build(tmp_path, tiny_kb, retriever, builder, batch_size=4)
     assert index.titles == [e.title for e in read_kb(tiny_kb)]
     entities = list(read_kb(tiny_kb))
@@ -137,7 +137,7 @@ def test_interrupted_build_resumes_without_re_encoding(tmp_path: Path, tiny_kb: 
                                                        builder: InputBuilder,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     reference = build(tmp_path / "reference", tiny_kb, retriever, builder, batch_size=2)
-    monkeypatch.setattr(annotator.entity_index.build, "_SAVE_EVERY_BATCHES", 1)
+    monkeypatch.setattr(annotator.entity_index.build, "SAVE_EVERY_BATCHES", 1)
     calls: list[int] = []
     original = DualEncoder.embed_entities
 
