@@ -6,44 +6,25 @@ from pathlib import Path
 
 import pytest
 import torch
-from transformers import BertConfig, MPNetConfig
+from transformers import MPNetConfig
 
 from annotator.model.checkpoint import load_reader
 from annotator.model.encoders import encoder_from_config
 from annotator.pipeline.linker import Linker
-from annotator.model.reader import Reader, _LeadingPositionsLayer, span_positions_only
+from annotator.model.reader import Reader, span_positions_only
 from annotator.model.retriever import DualEncoder
-from annotator.model.tokenization import Batch
 
 from tests.annotator.test_pipeline import TEXT
 from tests.annotator.test_tokenization import TRICKY
-
-POSITIONS = 5
-
-
-def _tiny_reader(attention: str) -> Reader:
-    torch.manual_seed(3)
-    config = BertConfig(vocab_size=50, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=64, max_position_embeddings=64)
-    reader = Reader(encoder_from_config(config)).eval()
-    reader.encoder.set_attn_implementation(attention)
-    return reader
-
-
-def _pairs(lengths: list[int]) -> Batch:
-    generator = torch.Generator().manual_seed(4)
-    width = max(lengths)
-    mask = (torch.arange(width)[None, :] < torch.tensor(lengths)[:, None]).long()
-    ids = torch.randint(1, 50, (len(lengths), width), generator=generator) * mask
-    return Batch(ids, mask, (torch.arange(width)[None, :] >= 3).long() * mask)
+from tests.support.tiny_reader import POSITIONS, random_pairs, tiny_reader
 
 
 @pytest.mark.parametrize("attention", ["eager", "sdpa"])
 @pytest.mark.parametrize("lengths", [[12, 7, 3, 12], [4, 2], [9]])
 def test_the_leading_positions_score_as_in_the_full_reader(attention: str, lengths: list[int]) -> None:
-    full = _tiny_reader(attention)
+    full = tiny_reader(attention)
     leading = span_positions_only(full, POSITIONS)
-    batch = _pairs(lengths)
+    batch = random_pairs(lengths)
     with torch.inference_mode():
         expected, got = full(batch), leading(batch)
     width = min(POSITIONS, max(lengths))
@@ -56,20 +37,25 @@ def test_the_leading_positions_score_as_in_the_full_reader(attention: str, lengt
 
 
 def test_the_copy_leaves_the_reader_and_its_weights_alone() -> None:
-    reader = _tiny_reader("sdpa")
+    reader = tiny_reader("sdpa")
     keys = list(reader.state_dict())
     leading = span_positions_only(reader, POSITIONS)
     assert leading is not reader and list(reader.state_dict()) == keys
     with torch.inference_mode():
-        assert reader(_pairs([12])).start.shape == (1, 12)
+        assert reader(random_pairs([12])).start.shape == (1, 12)
 
 
-def test_a_shortened_layer_that_scores_otherwise_keeps_the_whole_reader(monkeypatch: pytest.MonkeyPatch) -> None:
-    # e.g. a transformers version whose encoder expects its layers to return tuples
-    reader = _tiny_reader("sdpa")
-    monkeypatch.setattr(_LeadingPositionsLayer, "forward",
-                        lambda self, hidden_states, *args, **kwargs: hidden_states[:, :self.positions])
+def test_a_last_layer_the_shortened_one_scores_otherwise_keeps_the_whole_reader(
+        caplog: pytest.LogCaptureFixture) -> None:
+    # e.g. a transformers version whose BERT layer computes otherwise: here its output is shifted after the layer,
+    # which the shortened copy (built from the layer's parts, not its forward) does not do
+    reader = tiny_reader("sdpa")
+    reader.encoder.encoder.layer[-1].register_forward_hook(
+        lambda layer, inputs, output: (output[0] + 1, *output[1:]) if isinstance(output, tuple) else output + 1)
     assert span_positions_only(reader, POSITIONS) is reader
+    assert "the shortened layer scored differently" in caplog.text
+    as_it_is = tiny_reader("sdpa")
+    assert span_positions_only(as_it_is, POSITIONS) is not as_it_is  # the layer without the shift is shortened
 
 
 def test_other_architectures_are_returned_as_they_are() -> None:
@@ -95,12 +81,12 @@ def test_the_linker_finds_what_the_full_reader_finds(tiny_linker: Linker, tiny_c
 
 def test_the_encoders_run_without_cudnn_attention() -> None:
     # cuDNN's attention plans every new shape anew, ~0.1 s each on a GPU (annotator/model/attention.py)
-    reader = _tiny_reader("sdpa")
+    reader = tiny_reader("sdpa")
     retriever = DualEncoder(reader.encoder)
     cudnn_allowed = []
     reader.encoder.register_forward_pre_hook(lambda *_: cudnn_allowed.append(torch.backends.cuda.cudnn_sdp_enabled()))
     with torch.inference_mode():
-        reader(_pairs([5, 3]))
-        retriever.embed_passages(_pairs([5, 3]))
+        reader(random_pairs([5, 3]))
+        retriever.embed_passages(random_pairs([5, 3]))
     assert cudnn_allowed == [False, False]
     assert torch.backends.cuda.cudnn_sdp_enabled()  # only within the passes

@@ -19,8 +19,8 @@ from annotator.pipeline.document import Document
 from annotator.pipeline.linker import Linker
 
 from tests.annotator.test_pipeline import TEXT
-from tests.annotator.test_reader import POSITIONS, _pairs, _tiny_reader
 from tests.annotator.test_tokenization import TRICKY
+from tests.support.tiny_reader import POSITIONS, random_pairs, tiny_reader
 
 PAD = 0
 T = TypeVar("T")
@@ -61,16 +61,16 @@ def test_a_batch_grows_to_its_bucket_keeping_its_own_rows_and_columns(data: st.D
 
 
 def test_a_batch_already_in_its_bucket_is_returned_as_it_is() -> None:
-    batch = _pairs([16] * 8)
+    batch = random_pairs([16] * 8)
     assert batch.padded_to_buckets(PAD) is batch
 
 
 @pytest.mark.parametrize("attention", ["eager", "sdpa"])
 @pytest.mark.parametrize("leading", [False, True], ids=["full", "span-positions-only"])
 def test_the_reader_scores_a_bucketed_batch_as_the_batch_itself(attention: str, leading: bool) -> None:
-    reader = _tiny_reader(attention)
+    reader = tiny_reader(attention)
     reader = span_positions_only(reader, POSITIONS) if leading else reader
-    batch = _pairs([12, 7, 3])
+    batch = random_pairs([12, 7, 3])
     rows, columns = batch.input_ids.shape
     with torch.inference_mode():
         expected, got = reader(batch), reader(batch.padded_to_buckets(PAD))
@@ -81,8 +81,8 @@ def test_the_reader_scores_a_bucketed_batch_as_the_batch_itself(attention: str, 
 
 
 def test_the_passage_tower_embeds_a_bucketed_batch_as_the_batch_itself() -> None:
-    retriever = DualEncoder(_tiny_reader("sdpa").encoder).eval()
-    batch = _pairs([12, 7, 3, 9, 12])
+    retriever = DualEncoder(tiny_reader("sdpa").encoder).eval()
+    batch = random_pairs([12, 7, 3, 9, 12])
     with torch.inference_mode():
         expected, got = retriever.embed_passages(batch), retriever.embed_passages(batch.padded_to_buckets(PAD))
     torch.testing.assert_close(got[:len(expected)], expected, rtol=0, atol=1e-5)
