@@ -187,7 +187,10 @@ def test_entity_tower_step_lowers_the_loss_and_trains_the_passage_tower_only_if_
     assert any(trainer.hard)
     assert all(not set(hard) & p.gold_rows for hard, p in zip(trainer.hard, trainer.passages))
     # each dev passage's best entity under the index is in the evaluation index, beside the golds
-    best = (trainer._encode_passages([p.input_ids for d in docs for p in d.passages], "dev") @ vectors.T).argmax(1)
+    retriever.eval()  # as the trainer encoded them, with the passage tower it was given
+    dev = encode(retriever.embed_passages, builder, [p.input_ids for d in docs for p in d.passages],
+                 batch_size=config.encode_batch_size, device=torch.device("cpu"), desc="dev")
+    best = (dev @ vectors.T).argmax(1)
     assert set(best.tolist()) | {g for d in docs for g in d.gold_rows} <= set(trainer.eval_rows)
     before, after = loss_before_and_after_one_step(trainer, retriever, trainer.batches(0)[0], config)
     assert after < before
