@@ -138,7 +138,7 @@ def kb_lock(kb_path: str | Path) -> Iterator[None]:
     kb_path = Path(kb_path)
     path = kb_path.with_name(kb_path.name + LOCK_SUFFIX)
     try:
-        handle = open(path, "a+")
+        handle = open(path, "a+")  # noqa: SIM115 (closed by the `with` below, once the error is told apart)
     except OSError as error:
         raise KBChangeError(f"cannot write beside {kb_path} ({error.strerror}); copy the KB file to a folder you can "
                             f"write and name the copy with --kb") from error

@@ -60,7 +60,7 @@ def test_an_added_entity_is_searched_and_read_beside_the_index(editor: KBEditor,
     row = len(before.index)
     assert after.descriptions[row] == NEW.text
     vector = after.index.segment.embeddings[:1].astype(np.float32)
-    scores, rows = after.index.search(vector, 3)
+    _, rows = after.index.search(vector, 3)
     assert rows[0, 0] == row and rows.shape == (1, 3)
     expected = editor.models.builder.entity_inputs([NEW.title], [NEW.text])[0]
     assert after.index.entity_token_ids([row, 0]) == [expected, before.index.entity_token_ids([0])[0]]
