@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from annotator.entity_index.folder import read_rows
 from annotator.model.tokenization import InputBuilder, right_padded
 
 
@@ -17,7 +18,7 @@ def padded_entity_rows(builder: InputBuilder, titles: list[str], texts: list[str
 
 def gather_entity_rows(entity_ids: np.ndarray, lengths: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The stored ids of the given rows, (rows, longest) right-padded, and their lengths (nothing is tokenized;
-    one gather from the memory map, not a slice per row)."""
+    a memory map's rows read from its file, `read_rows`)."""
     rows = np.asarray(rows, dtype=np.int64)
-    row_lengths = np.asarray(lengths[rows], dtype=np.int64)
-    return np.asarray(entity_ids[rows, : row_lengths.max(initial=0)]), row_lengths
+    row_lengths = read_rows(lengths, rows).astype(np.int64)
+    return np.ascontiguousarray(read_rows(entity_ids, rows)[:, : row_lengths.max(initial=0)]), row_lengths

@@ -12,7 +12,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from annotator.entity_index.folder import faiss_path
+from annotator.entity_index.folder import faiss_path, read_rows, release_pages
 from annotator.errors import ConfigError, ModelLoadError
 from annotator.runtime.hardware import multiplies_bf16
 
@@ -72,6 +72,7 @@ def add_all(index: faiss.Index, embeddings: np.ndarray, *, progress: str | None 
     starts = range(0, len(embeddings), 100_000)
     for start in tqdm(starts, desc=progress, unit="100k", disable=progress is None):
         index.add(np.asarray(embeddings[start:start + 100_000], dtype=np.float32))
+        release_pages(embeddings)
 
 
 class TorchExactIndex:
@@ -87,6 +88,7 @@ class TorchExactIndex:
         for start in range(0, len(embeddings), 100_000):  # a memmap is copied a slice at a time
             chunk = np.array(embeddings[start:start + 100_000], dtype=np.float16)  # a writable copy for torch
             self.vectors[start:start + len(chunk)] = torch.from_numpy(chunk)
+            release_pages(embeddings)
         self.query_chunk = query_chunk  # bounds the (queries, rows) score matrix
 
     @property
@@ -117,18 +119,24 @@ class Bf16ExactIndex:
     search's, in about 40 % of its time on the AVX-512 EPYC (docs/decisions.md#bf16-exact-search).
     """
 
+    COPY_ROWS = 16_384  # rows of the stored vectors copied at a time while loading
+
     def __init__(self, embeddings: np.ndarray, *, chunk: int = 100_000, query_chunk: int = 64) -> None:
         self.embeddings = embeddings  # the stored (rows, dim) vectors: rescoring and the fp32 search read them
         self.vectors = torch.empty(embeddings.shape, dtype=torch.bfloat16)
         self.chunk = chunk
         self.query_chunk = query_chunk  # bounds the (queries, rows) score matrix: 128 MB for 1M rows
         longest = rounding = 0.0
-        for start in range(0, len(embeddings), chunk):  # a memmap is copied a slice at a time
-            exact = torch.from_numpy(np.array(embeddings[start:start + chunk], dtype=np.float32))
+        # A memmap is copied a slice at a time; a slice's temporaries are ~16 bytes a row's dimension, so a small
+        # one keeps them near 100 MB at a 1M-entity KB's load (100,000 rows held 0.45 GB more at the peak).
+        step = min(chunk, self.COPY_ROWS)
+        for start in range(0, len(embeddings), step):
+            exact = torch.from_numpy(np.array(embeddings[start:start + step], dtype=np.float32))
             rounded = exact.bfloat16()
             self.vectors[start:start + len(exact)] = rounded
             longest = max(longest, float(exact.norm(dim=1).max()))
             rounding = max(rounding, float((exact - rounded.float()).norm(dim=1).max()))
+            release_pages(embeddings)  # the copy, not the file's pages, is what stays (see `release_pages`)
         self.longest, self.rounding = longest, rounding  # max ‖e‖ and max ‖e − bf16(e)‖ over the rows
 
     @property
@@ -153,7 +161,7 @@ class Bf16ExactIndex:
         rounded = exact.bfloat16()
         top = (rounded @ self.vectors.T).topk(min(self.candidates(k), self.ntotal), dim=1)
         rows = top.indices.numpy()
-        candidates = np.asarray(self.embeddings[rows.ravel()], dtype=np.float32)
+        candidates = read_rows(self.embeddings, rows.ravel()).astype(np.float32)
         scores = np.einsum("qd,qmd->qm", queries, candidates.reshape(*rows.shape, self.embeddings.shape[1]))
         order = np.argsort(-scores, axis=1, kind="stable")[:, :k]
         scores, rows = np.take_along_axis(scores, order, 1), np.take_along_axis(rows, order, 1)
@@ -180,6 +188,7 @@ class Bf16ExactIndex:
             best_rows = torch.cat([best_rows, top.indices + start], 1)
             keep = best_scores.topk(min(k, best_scores.shape[1]), dim=1).indices
             best_scores, best_rows = best_scores.gather(1, keep), best_rows.gather(1, keep)
+            release_pages(self.embeddings)
         return best_scores.numpy(), best_rows.numpy()
 
 
@@ -196,8 +205,28 @@ def search_hardware(use_gpu: bool) -> str:
 
 def _exact_faiss(embeddings: np.ndarray) -> faiss.Index:
     index = new_faiss_index("flat", embeddings.shape[1], len(embeddings))
-    add_all(index, embeddings)
+    fill_flat(index, embeddings)
     return index
+
+
+def fill_flat(index: faiss.IndexFlat, embeddings: np.ndarray) -> None:
+    """An empty flat index made to hold `embeddings` (as float32), written into its buffer a slice at a time.
+
+    What `add` does for a flat index (its codes are the float32 vectors), without growing the buffer by
+    reallocation: `add_all`'s slices held the old and the new buffer at once, 1.2 GB above the 1.5 GB index at a
+    1M-entity KB's load.
+    """
+    rows, dim = embeddings.shape
+    if index.ntotal or index.d != dim:
+        raise ValueError(f"fill_flat needs an empty flat index of dimension {dim}")
+    if not rows:
+        return
+    index.codes.resize(rows * dim * 4)
+    stored = faiss.rev_swig_ptr(index.get_xb(), rows * dim).reshape(rows, dim)
+    for start in range(0, rows, 100_000):  # a memmap is copied a slice at a time
+        stored[start:start + 100_000] = embeddings[start:start + 100_000]
+        release_pages(embeddings)
+    index.ntotal = rows
 
 
 # The exact ("flat") search per `search_hardware`: faiss's flat index, or torch where that is faster.

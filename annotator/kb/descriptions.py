@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import logging
+from array import array
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -21,7 +22,7 @@ class EntityDescriptions:
     Stored as one UTF-8 buffer and its offsets rather than a million Python strings.
     """
 
-    def __init__(self, buffer: bytes, offsets: np.ndarray) -> None:
+    def __init__(self, buffer: bytes | bytearray, offsets: np.ndarray) -> None:
         self._buffer = buffer
         self._offsets = offsets  # (rows + 1,) int64: row i is buffer[offsets[i]:offsets[i + 1]]
 
@@ -34,10 +35,13 @@ class EntityDescriptions:
     @classmethod
     def from_texts(cls, texts: Iterable[str]) -> EntityDescriptions:
         """The descriptions `texts`, by row, each shortened to `DESCRIPTION_CHARS`."""
-        parts = [_shortened(text).encode("utf-8") for text in texts]
-        offsets = np.zeros(len(parts) + 1, dtype=np.int64)
-        np.cumsum([len(part) for part in parts], out=offsets[1:])
-        return cls(b"".join(parts), offsets)
+        # One growing buffer and an array of ends, not a list of a million bytes objects joined at the end: the
+        # list and the join held three times the buffer at once (300 MB more at a 1M-entity KB's load).
+        buffer, ends = bytearray(), array("q", [0])
+        for text in texts:
+            buffer += _shortened(text).encode("utf-8")
+            ends.append(len(buffer))
+        return cls(buffer, np.frombuffer(ends, dtype=np.int64).copy())  # bytes(buffer) would copy it once more
 
     @classmethod
     def none(cls) -> EntityDescriptions:

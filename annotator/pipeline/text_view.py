@@ -9,6 +9,7 @@ inserts spaces, so each original character has one place in it. Why and what it 
 from __future__ import annotations
 
 import re
+from array import array
 from collections import Counter
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
@@ -79,16 +80,16 @@ class TagReader:
         not "The Rapist")."""
         self._titles = titles
         self._vocabulary = vocabulary
-        hashes, rows = [], []
+        hashes, rows = array("q"), array("q")  # flat arrays, not lists of Python ints, while a 1M-entity KB is read
         for row, title in enumerate(titles):
             words = _title_words(title)
             if len(words) >= 2 and all(word.isalpha() for word in words):
                 hashes.append(hash("".join(words).lower()))
                 rows.append(row)
-        keys = np.asarray(hashes, dtype=np.int64)
+        keys = np.frombuffer(hashes, dtype=np.int64)
         order = np.argsort(keys, kind="stable")  # on equal letters the first row wins
         self._keys, first = np.unique(keys[order], return_index=True)
-        self._rows = np.asarray(rows, dtype=np.int64)[order][first]
+        self._rows = np.frombuffer(rows, dtype=np.int64)[order][first]
 
     def view(self, text: str) -> TextView:
         """`text` with every tag's sign a space and its name cut into words."""

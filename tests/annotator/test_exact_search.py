@@ -49,3 +49,27 @@ def test_bf16_exact_index_with_k_beyond_its_candidates_or_no_queries() -> None:
     index = Bf16ExactIndex(vectors)
     np.testing.assert_array_equal(index.search(queries, 40)[1], brute_force(vectors, queries, 40)[1])
     assert index.search(queries[:0], 5)[1].shape == (0, 5)
+
+
+def test_a_flat_index_filled_in_place_is_the_one_add_makes() -> None:
+    # The float32 exact search of a CPU without bf16 products: its buffer is sized once and written, not grown.
+    import faiss
+
+    from annotator.entity_index.search import fill_flat
+
+    generator = np.random.default_rng(2)
+    vectors = generator.standard_normal((250_123, 8)).astype(np.float16)  # three slices of 100,000 rows
+    queries = generator.standard_normal((5, 8)).astype(np.float32)
+    added, filled = faiss.IndexFlatIP(8), faiss.IndexFlatIP(8)
+    added.add(vectors.astype(np.float32))
+    fill_flat(filled, vectors)
+    assert filled.ntotal == added.ntotal == 250_123
+    np.testing.assert_array_equal(faiss.rev_swig_ptr(filled.get_xb(), 250_123 * 8),
+                                  faiss.rev_swig_ptr(added.get_xb(), 250_123 * 8))
+    for got, expected in zip(filled.search(queries, 7), added.search(queries, 7)):
+        np.testing.assert_array_equal(got, expected)
+    empty = faiss.IndexFlatIP(8)
+    fill_flat(empty, vectors[:0])
+    assert empty.ntotal == 0
+    with pytest.raises(ValueError):
+        fill_flat(filled, vectors)  # not empty

@@ -48,3 +48,14 @@ def test_the_stage_moves_linked_spans_and_leaves_nil_ones(tiny_linker: Linker) -
 
 def test_it_ships_on_and_is_not_the_papers() -> None:
     assert LinkerConfig().spelling_variants and not LinkerConfig.paper().spelling_variants
+
+
+def test_titles_whose_folded_names_share_a_hash_but_differ_stay_apart(monkeypatch) -> None:
+    # The folded names are counted by a 32-bit hash (an array, not a Counter of a million strings): rows of one
+    # hash are grouped by their names again, so a collision joins no two names.
+    import annotator.pipeline.spelling_variants as stage
+
+    monkeypatch.setattr(stage.zlib, "crc32", lambda data: 7)  # every title collides
+    assert _moves() == {"Chişinău": "Chișinău", "Intelligent network": "Intelligent Network",
+                        "Ogun Temizkanoglu": "Ogün Temizkanoğlu", "Luis Oliveira": "Luís Oliveira"}
+    assert SpellingVariants.from_titles([], np.zeros(0, dtype=bool)).variants == {}
