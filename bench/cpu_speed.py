@@ -2,7 +2,7 @@
 
 Each side links the same documents in its own process, one document per call, end to end (A2KB), after a warm-up
 document; the baseline is another worktree's code (default /work/wt-base, commit 2c253ab) run with this script on
-its PYTHONPATH, then this tree's. Sides alternate set by set, so that both meet the same load of a shared machine.
+its PYTHONPATH, then this tree's. Each side is one process that loads the KB once and links every set; the sides run one after another.
 It prints each side's docs/s, the ratio, and how many (passage, candidate) pairs the reader read.
 
     python -m bench.cpu_speed --kb ../shared/data/kb/entities.jsonl.gz --sets aida/dev.ttl ood-dev/ace2004.ttl \\
@@ -42,23 +42,25 @@ def worker(args: argparse.Namespace) -> int:
         return score_pairs(self, batch, width)
 
     type(linker.reading)._score_pairs = counting
-    texts = [d.text for d in load_dataset("set", str(args.dataset)).documents[:args.docs]]
-    linker.link(texts[0])  # warm-up, untimed
-    pairs[0] = 0
-    began = time.perf_counter()
-    for text in texts:
-        linker.link(text)
-    seconds = time.perf_counter() - began
-    print(json.dumps({"documents": len(texts), "seconds": seconds, "pairs": pairs[0],
-                      "code": str(Path(annotator.__file__).resolve().parents[1])}))
+    code = str(Path(annotator.__file__).resolve().parents[1])
+    for dataset in args.dataset:
+        texts = [d.text for d in load_dataset("set", str(dataset)).documents[:args.docs]]
+        linker.link(texts[0])  # warm-up, untimed
+        pairs[0] = 0
+        began = time.perf_counter()
+        for text in texts:
+            linker.link(text)
+        seconds = time.perf_counter() - began
+        print(json.dumps({"set": str(dataset), "documents": len(texts), "seconds": seconds, "pairs": pairs[0],
+                          "code": code}), flush=True)
     return 0
 
 
-def run_side(root: Path, args: argparse.Namespace, dataset: Path, settings: Sequence[str]) -> dict:
+def run_side(root: Path, args: argparse.Namespace, datasets: Sequence[Path], settings: Sequence[str]) -> list[dict]:
     # each side its own checkpoint folder: the same weights, the config.json its code reads
     model = root / args.model.relative_to(HERE) if args.model.is_relative_to(HERE) else args.model
     command = [sys.executable, str(Path(__file__).resolve()), "--worker", "--model", str(model), "--kb",
-               str(args.kb.resolve()), "--dataset", str(dataset.resolve()), "--docs", str(args.docs)]
+               str(args.kb.resolve()), *(["--docs", str(args.docs)] if args.docs else []), "--dataset", *(str(d.resolve()) for d in datasets)]
     for setting in settings:
         command += ["--set", setting]
     env = {**os.environ, "PYTHONPATH": str(root)}
@@ -66,10 +68,10 @@ def run_side(root: Path, args: argparse.Namespace, dataset: Path, settings: Sequ
     if done.returncode:
         raise SystemExit(f"{root}'s side failed:\n{done.stderr[-3000:]}")
     out = done.stdout
-    result = json.loads(out.strip().splitlines()[-1])
-    if Path(result["code"]) != root.resolve():
-        raise SystemExit(f"{root}'s side imported its code from {result['code']}")
-    return result
+    results = [json.loads(line) for line in out.strip().splitlines() if line.startswith("{")]
+    if any(Path(result["code"]) != root.resolve() for result in results):
+        raise SystemExit(f"{root}'s side imported its code from {results[0]['code']}")
+    return results
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -86,7 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--set", dest="settings", action="append", default=[], metavar="NAME=VALUE",
                         help=argparse.SUPPRESS)
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--dataset", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--dataset", type=Path, nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
         return worker(args)
@@ -98,20 +100,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             label, _, settings = text.partition("=")
             variants[label] = [s for s in settings.split(",") if s]
     sides = ["base", *variants]
+    datasets = [args.data / name for name in args.sets]
+    # one process per side, the sides one after another, each loading the KB once
+    results = {"base": run_side(args.baseline.resolve(), args, datasets, [])}
+    for label, settings in variants.items():
+        results[label] = run_side(HERE, args, datasets, settings)
+    print(f"{'set':26} {'side':14} {'docs':>5} {'docs/s':>8} {'ratio':>6} {'pairs':>9}")
     totals = {side: [0, 0.0, 0] for side in sides}
-    print(f"{'set':26} {'side':14} {'docs':>5} {'docs/s':>8} {'ratio':>6} {'pairs':>9}", flush=True)
-    for name in args.sets:
-        dataset = args.data / name
-        results = {"base": run_side(args.baseline.resolve(), args, dataset, [])}
-        for label, settings in variants.items():
-            results[label] = run_side(HERE, args, dataset, settings)
-        base_rate = results["base"]["documents"] / results["base"]["seconds"]
-        for side, result in results.items():
-            for i, key in enumerate(("documents", "seconds", "pairs")):
-                totals[side][i] += result[key]
+    for i, name in enumerate(args.sets):
+        base_rate = results["base"][i]["documents"] / results["base"][i]["seconds"]
+        for side in sides:
+            result = results[side][i]
+            for j, key in enumerate(("documents", "seconds", "pairs")):
+                totals[side][j] += result[key]
             rate = result["documents"] / result["seconds"]
             print(f"{name:26} {side:14} {result['documents']:>5} {rate:>8.3f} {rate / base_rate:>6.2f} "
-                  f"{result['pairs']:>9}", flush=True)
+                  f"{result['pairs']:>9}")
     base_rate = totals["base"][0] / totals["base"][1]
     for side in sides:
         rate = totals[side][0] / totals[side][1]
