@@ -116,6 +116,10 @@ class LinkerConfig:
     national_teams: bool = True
     spelling_variants: bool = True
     decision: bool = False
+    name_test: bool = False
+    name_test_keep_top: int = 0
+    name_test_stand_in: float = -1.04
+    read_entity_len: int = 0
 
     def __post_init__(self) -> None:
         if not 3 <= self.passage_len or not 1 <= self.stride <= self.passage_len - 2:

@@ -37,8 +37,9 @@ from annotator.pipeline.enclosing_names import EnclosingNames
 from annotator.pipeline.full_titles import FullTitles
 from annotator.pipeline.linker import Linker
 from annotator.pipeline.mention_table import MentionTable, NameCandidates
+from annotator.pipeline.name_test import NameTest
 from annotator.pipeline.national_teams import NationalTeams
-from annotator.pipeline.reading import BatchedReading
+from annotator.pipeline.reading import BatchedReading, CutEntities
 from annotator.pipeline.short_names import OtherBearers, ShortNames
 from annotator.pipeline.spelling_variants import SpellingVariants
 from annotator.pipeline.stages import PostProcessor
@@ -172,8 +173,11 @@ def build_linker(models: LoadedModels, kb: LoadedKB) -> Linker:
         logger.info("KB changes of %s: %d entities added or updated, %d hidden", kb.path, len(segment),
                     len(changes.hidden))
     reader_batch_size, retriever_batch_size = models.runtime.batch_sizes(device.type)
-    reading = BatchedReading(builder=builder, reader=models.reader, index=index, device=device,
-                             batch_size=reader_batch_size)
+    name_test = (NameTest(index.titles, _knowledge(models.model_dir, kb.path, index).priors if kb.path else None,
+                          config.name_test_keep_top, config.name_test_stand_in) if config.name_test else None)
+    read_index = CutEntities(index, config.read_entity_len, builder.sep_id) if config.read_entity_len else index
+    reading = BatchedReading(builder=builder, reader=models.reader, index=read_index, device=device,
+                             batch_size=reader_batch_size, name_test=name_test)
     described = descriptions.described()
     # the KB's titles by text, built once: the given spans' extra candidates, their title answers, enclosing names
     title_matches = (TitleMatches.from_titles(index.titles, described, config.title_candidates)

@@ -11,6 +11,7 @@ import torch
 from annotator.model.reader import Reader
 from annotator.model.tokenization import Batch, InputBuilder, per_document
 from annotator.pipeline.document import Document, PassageScores
+from annotator.pipeline.name_test import NameTest
 from annotator.runtime.cancellation import check_cancelled
 from annotator.runtime.onnx_int8 import OnnxInt8Reader
 
@@ -23,6 +24,24 @@ class EntityInputs(Protocol):
         ...
 
 
+@dataclass(frozen=True, eq=False)
+class CutEntities:
+    """An index's stored entity inputs cut to `length` wordpieces for the reader, [SEP] last."""
+
+    index: EntityInputs
+    length: int
+    sep_id: int
+
+    def entity_rows(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        ids, lengths = self.index.entity_rows(rows)
+        cut = np.minimum(lengths, self.length)
+        ids = ids[:, :self.length].copy()
+        longer = np.flatnonzero(lengths > self.length)
+        if len(longer):  # (numpy checks the column even for no rows)
+            ids[longer, self.length - 1] = self.sep_id
+        return ids, cut
+
+
 @dataclass(frozen=True, eq=False, kw_only=True)
 class BatchedReading:
     """The reader's scores of every (passage, candidate) pair, `batch_size` pairs of similar length per forward
@@ -33,6 +52,7 @@ class BatchedReading:
     index: EntityInputs  # the candidates' entity inputs: the index's stored ones, or a view of them
     device: torch.device
     batch_size: int
+    name_test: NameTest | None = None  # pairs it rules out are not read (`annotator.pipeline.name_test`)
 
     def scores(self, documents: Sequence[Document],
                candidates: Sequence[Sequence[np.ndarray]]) -> list[list[PassageScores]]:
@@ -40,10 +60,19 @@ class BatchedReading:
 
         Only [CLS] and passage positions are kept: the topic is context, never a mention.
         """
+        if self.name_test is not None:
+            return self._tested_scores(documents, candidates)
+        return self._read(documents, candidates)
+
+    def _read(self, documents: Sequence[Document],
+              candidates: Sequence[Sequence[np.ndarray]]) -> list[list[PassageScores]]:
         inputs = [ids for document in documents for ids in document.inputs]
         widths = [1 + len(passage.ids) for document in documents for passage in document.passages]
         rows = [passage_rows for document_rows in candidates for passage_rows in document_rows]
         counts = [len(passage_rows) for passage_rows in rows]
+        if not sum(counts):  # the name test ruled out every pair
+            return per_document((PassageScores(r, np.zeros((0, w)), np.zeros((0, w)), np.zeros(0))
+                                 for r, w in zip(rows, widths)), documents)
         batch = self.builder.reader_batch(inputs, np.repeat(np.arange(len(rows)), counts),
                                           *self.index.entity_rows(np.concatenate(rows)))
         start, end, rerank = self._score_pairs(batch, max(widths))
@@ -53,6 +82,32 @@ class BatchedReading:
 
     def describe(self) -> dict[str, str | int | float]:
         return {"device": f"{self.device} {self.reader.precision}"}
+
+    def _tested_scores(self, documents: Sequence[Document],
+                       candidates: Sequence[Sequence[np.ndarray]]) -> list[list[PassageScores]]:
+        """`scores` with the name test: the pairs it passes read, the others given no span and the stand-in rerank
+        logit, each passage's candidates in their given order."""
+        assert self.name_test is not None
+        keeps = [self.name_test.readable(document, rows) for document, rows in zip(documents, candidates)]
+        read = self._read(documents, [[rows[keep] for rows, keep in zip(document_rows, document_keeps)]
+                                      for document_rows, document_keeps in zip(candidates, keeps)])
+        stand_in = self.name_test.stand_in
+        result = []
+        for document_rows, document_keeps, document_read in zip(candidates, keeps, read):
+            passages = []
+            for rows, keep, scores in zip(document_rows, document_keeps, document_read):
+                if keep.all():
+                    passages.append(scores)
+                    continue
+                width = scores.start.shape[1]
+                start = np.full((len(rows), width), -np.inf)
+                start[:, 0] = 0.0  # [CLS] only: no span
+                end = start.copy()
+                rerank = np.full(len(rows), stand_in)
+                start[keep], end[keep], rerank[keep] = scores.start, scores.end, scores.rerank
+                passages.append(PassageScores(rows, start, end, rerank))
+            result.append(passages)
+        return result
 
     def _score_pairs(self, batch: Batch, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Start (pairs, width), end (pairs, width) and rerank (pairs,) logits, in the order of the batch's rows;
