@@ -67,10 +67,11 @@ def test_an_added_entity_is_searched_and_read_beside_the_index(editor: KBEditor,
 
 
 def test_update_masks_the_old_entry_and_remove_hides_it(editor: KBEditor, kb: Path, tiny_checkpoint: Path):
-    base = linker(tiny_checkpoint, kb).index
+    served = linker(tiny_checkpoint, kb)
+    base = served.index
     editor.update([Entity("Berlin", "Berlin is a made-up name for a lighthouse.", "Q64")])
     editor.remove(["Q142", "Paris Hilton"])
-    index = linker(tiny_checkpoint, kb).index
+    index = served.reloaded().index
 
     masked = {base.titles.index(title) for title in ("Berlin", "France", "Paris Hilton")}
     assert {row for row, title in enumerate(index.titles) if title == ""} == masked
@@ -157,7 +158,7 @@ def test_compact_writes_the_changes_into_the_kb_and_its_index(editor: KBEditor, 
     queries = np.asarray(changed.index.base.embeddings, dtype=np.float32)
     directory = editor.compact()
 
-    compacted = linker(tiny_checkpoint, kb)
+    compacted = changed.reloaded()  # the KB file was replaced: its new index is loaded
     assert not changes_path(kb).exists() and compacted.index.directory == directory
     assert not isinstance(compacted.index, SegmentedIndex) and compacted.describe()["kb_changes"] == ""
     live = [title for title in changed.index.titles if title]
