@@ -11,7 +11,7 @@ import torch
 
 from annotator.entity_index.build import EntityEncoder, build_folder
 from annotator.entity_index.entity_inputs import gather_entity_rows
-from annotator.entity_index.folder import read_manifest, stored_vectors
+from annotator.entity_index.folder import read_manifest, stored_titles, stored_vectors
 from annotator.entity_index.search import SearchIndex, on_hardware, open_search_index, search_hardware
 from annotator.errors import ModelLoadError
 from annotator.model.tokenization import InputBuilder
@@ -90,8 +90,7 @@ class EntityIndex:
         if stale:
             raise ModelLoadError(f"the index in {directory} was built for another {', '.join(stale)} "
                                  f"({ {k: manifest['identity'].get(k) for k in stale} }); rebuild it")
-        titles = (directory / "titles.txt").read_text(encoding="utf-8").split("\n")[:-1]
-        qids = [q or None for q in (directory / "qids.txt").read_text(encoding="utf-8").split("\n")[:-1]]
+        titles, qids = stored_titles(directory)
         entity_ids = np.load(directory / "entity_ids.npy", mmap_mode="r")
         lengths = np.load(directory / "entity_lengths.npy", mmap_mode="r")
         embeddings = stored_vectors(directory)

@@ -92,6 +92,13 @@ def read_manifest(directory: Path) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
 
 
+def stored_titles(directory: Path) -> tuple[list[str], list[str | None]]:
+    """The folder's titles and QIDs by row (None where a row has no QID)."""
+    titles = (directory / "titles.txt").read_text(encoding="utf-8").split("\n")[:-1]
+    qids = [q or None for q in (directory / "qids.txt").read_text(encoding="utf-8").split("\n")[:-1]]
+    return titles, qids
+
+
 def write_json(path: Path, value: Any) -> None:
     """Write `value` as JSON then rename, so an interruption never leaves half a file behind."""
     partial = path.with_suffix(".partial")

@@ -23,8 +23,8 @@ from annotator.data_types import Entity
 from annotator.entity_index.build import EntityEncoder
 from annotator.entity_index.entity_index import EntityIndex
 from annotator.entity_index.entity_inputs import gather_entity_rows, padded_entity_rows
-from annotator.entity_index.folder import (MANIFEST, identity_key, read_manifest, save_npy, stored_vectors,
-                                           write_json)
+from annotator.entity_index.folder import (MANIFEST, identity_key, read_manifest, save_npy, stored_titles,
+                                           stored_vectors, write_json)
 from annotator.kb.changes import KBChanges
 from annotator.model.encoders import cache_dir
 from annotator.model.tokenization import InputBuilder
@@ -126,6 +126,7 @@ class SegmentedIndex(EntityIndex):
                          base.index_type)
         self.base, self.segment = base, segment
         self.masked = np.array(masked, dtype=np.int64)
+        self._segment_vectors = segment.embeddings.astype(np.float32).T  # once, not per search
 
     def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """`EntityIndex.search` over the base's unmasked rows and the segment's."""
@@ -136,7 +137,7 @@ class SegmentedIndex(EntityIndex):
         if len(self.masked):
             hidden = np.isin(rows, self.masked)
             scores[hidden], rows[hidden] = -np.inf, -1
-        segment_scores = queries @ self.segment.embeddings.astype(np.float32).T
+        segment_scores = queries @ self._segment_vectors
         segment_rows = np.broadcast_to(np.arange(len(self.segment)) + len(self.base), segment_scores.shape)
         scores, rows = np.concatenate([scores, segment_scores], 1), np.concatenate([rows, segment_rows], 1)
         order = np.argsort(-scores, axis=1, kind="stable")[:, :k]
@@ -164,15 +165,14 @@ def compact_folder(directory: Path, *, base_dir: Path, segment: DeltaSegment, ch
     """Write an index folder (complete, exact search) of the base folder's rows not hidden by `changes`, then the
     segment's rows: the index of the KB file `compact` writes, with the vectors already encoded."""
     manifest = read_manifest(base_dir)
-    titles = (base_dir / "titles.txt").read_text(encoding="utf-8").split("\n")[:-1]
-    qids = (base_dir / "qids.txt").read_text(encoding="utf-8").split("\n")[:-1]
+    titles, qids = stored_titles(base_dir)
     kept = np.array([row for row, title in enumerate(titles) if title not in changes.hidden], dtype=np.int64)
     partial = directory.with_name(directory.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
     partial.mkdir(parents=True)
     (partial / "titles.txt").write_text("".join(f"{titles[row]}\n" for row in kept)
                                         + "".join(f"{title}\n" for title in segment.titles), encoding="utf-8")
-    (partial / "qids.txt").write_text("".join(f"{qids[row]}\n" for row in kept)
+    (partial / "qids.txt").write_text("".join(f"{qids[row] or ''}\n" for row in kept)
                                       + "".join(f"{qid or ''}\n" for qid in segment.qids), encoding="utf-8")
     base_ids = np.load(base_dir / "entity_ids.npy", mmap_mode="r")
     save_npy(partial / "entity_ids.npy", np.concatenate([base_ids[kept], segment.entity_ids]))

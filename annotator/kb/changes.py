@@ -202,22 +202,19 @@ def _entity_of_line(line: str, path: Path, number: int) -> Entity:
     return entity
 
 
-@dataclass(frozen=True)
 class KBEntries:
     """The entries of the KB file (titles and QIDs by row), which a change set is checked against."""
 
-    titles: Sequence[str]
-    qids: Sequence[str | None]
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_titles", frozenset(self.titles))
-        object.__setattr__(self, "_title_of_qid", {q: t for t, q in zip(self.titles, self.qids) if q})
+    def __init__(self, titles: Sequence[str], qids: Sequence[str | None]) -> None:
+        self.titles = titles
+        self._titles = frozenset(titles)
+        self._title_of_qid = {q: t for t, q in zip(titles, qids) if q}
 
     def has(self, title: str) -> bool:
-        return title in self._titles  # type: ignore[attr-defined]
+        return title in self._titles
 
     def title_of_qid(self, qid: str) -> str | None:
-        return self._title_of_qid.get(qid)  # type: ignore[attr-defined]
+        return self._title_of_qid.get(qid)
 
 
 def added(changes: KBChanges, entries: KBEntries, entities: Sequence[Entity]) -> KBChanges:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from annotator.data_types import Entity
-from annotator.entity_index.folder import cached_index_dir, index_identity, read_manifest
+from annotator.entity_index.folder import cached_index_dir, index_identity, read_manifest, stored_titles
 from annotator.entity_index.segment import DeltaSegment, cached_segment, compact_folder
 from annotator.kb.changes import (KBChangeError, KBChanges, KBEntries, added, changes_path, kb_lock, read_changes,
                                   removed, sync_folder, updated, write_changes)
@@ -46,9 +46,7 @@ class KBEditor:
         manifest = read_manifest(base_dir)
         if manifest.get("identity") != identity:
             raise KBChangeError(f"the index in {base_dir} was not built for {kb_path} with this checkpoint")
-        titles = (base_dir / "titles.txt").read_text(encoding="utf-8").split("\n")[:-1]
-        qids = [q or None for q in (base_dir / "qids.txt").read_text(encoding="utf-8").split("\n")[:-1]]
-        return cls(kb_path, models, base_dir, identity, KBEntries(titles, qids))
+        return cls(kb_path, models, base_dir, identity, KBEntries(*stored_titles(base_dir)))
 
     def add(self, entities: Sequence[Entity]) -> KBChanges:
         """Add entities the KB lacks (see `annotator.kb.changes.added`); returns the changes now recorded."""
