@@ -1,12 +1,13 @@
 """Corpora for training and benchmarks: NIF datasets read by `gerbil.datasets` into annotator's `CorpusDocument`s."""
 from __future__ import annotations
 
+import argparse
 import logging
 from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 
-from annotator.training.data import CorpusDocument, GoldLink
+from annotator.training.data import CorpusDocument, Fold, GoldLink
 from annotator.uris import title_from_uri
 from gerbil.datasets import Dataset, load_nif
 from nif.data_types import NifAnnotation, NifDocument
@@ -28,9 +29,23 @@ def corpus_documents(documents: Iterable[NifDocument]) -> list[CorpusDocument]:
             for d in documents]
 
 
-def read_corpus(path: Path, *, documents: int | None = None) -> list[CorpusDocument]:
-    """The `CorpusDocument`s of a NIF corpus, in document order (its first `documents` when given)."""
-    return corpus_documents(read_dataset(path, documents=documents).documents)
+def read_corpus(path: Path, *, documents: int | None = None, leave_out: Fold | None = None) -> list[CorpusDocument]:
+    """The `CorpusDocument`s of a NIF corpus, in document order (its first `documents` when given; without the
+    documents of the fold `leave_out` when given)."""
+    corpus = corpus_documents(read_dataset(path, documents=documents).documents)
+    if leave_out is None:
+        return corpus
+    kept = leave_out.leaves(corpus)
+    logger.info("fold %s left out: %d of %d documents kept", leave_out, len(kept), len(corpus))
+    return kept
+
+
+def fold_argument(text: str) -> Fold:
+    """A command line's `K/N` (argparse `type=`)."""
+    try:
+        return Fold.parse(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def _title(annotation: NifAnnotation) -> str | None:

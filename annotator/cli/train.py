@@ -36,7 +36,7 @@ from annotator.training.loop import LAST, TRAINING_CONFIG_FILE, TrainingConfig, 
 from annotator.training.passage_tower_trainer import PassageTowerTrainer, PassageTowerTrainingConfig, split_towers
 from annotator.training.reader_trainer import ReaderTrainer, ReaderTrainingConfig
 from annotator.training.retriever_trainer import RetrieverTrainer, RetrieverTrainingConfig
-from annotator.cli.corpora import corpus_documents, read_corpus, read_dataset
+from annotator.cli.corpora import corpus_documents, fold_argument, read_corpus, read_dataset
 from gerbil.experiment import linker_scores
 
 logger = logging.getLogger("annotator.cli.train")
@@ -56,6 +56,9 @@ def parse_args(argv: Sequence[str] | None = None, *, prog: str = "python -m anno
     parser = argparse.ArgumentParser(prog=prog, description=__doc__)
     parser.add_argument("module", choices=("retriever", "passage-tower", "entity-tower", "reader"))
     parser.add_argument("--train", type=Path, required=True, help="training corpus (NIF Turtle)")
+    parser.add_argument("--leave-out-fold", type=fold_argument, metavar="K/N",
+                        help="train without the K-th of N runs of consecutive documents of the corpus (a model "
+                             "that later reads them as new text: the learned decision's cross-fitting)")
     parser.add_argument("--dev", type=Path, required=True, help="dev corpus (NIF Turtle), evaluated each epoch")
     parser.add_argument("--kb", type=Path, required=True, help="entity KB (JSON lines, optionally gzipped)")
     parser.add_argument("--out", type=Path, required=True, help="checkpoint folder (best dev) with last/ for resuming")
@@ -171,7 +174,7 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "python -m annotator.
     builder = InputBuilder(tokenizer, linker_config)
 
     kb = load_kb(args.kb)
-    train = build_documents(read_corpus(args.train), builder, TitleLookup(kb))
+    train = build_documents(read_corpus(args.train, leave_out=args.leave_out_fold), builder, TitleLookup(kb))
     train += description_documents(kb, builder, config.kb_passages, seed=config.seed)
     dev_dataset = read_dataset(args.dev, documents=config.dev_docs)
     dev = build_documents(corpus_documents(dev_dataset.documents), builder, TitleLookup(kb))

@@ -6,8 +6,9 @@ A document's own links are left out of the name priors' training counts (`held_o
 The reader and the retriever were trained on the same corpus, so their scores on it are fitted: on AIDA train's
 first 500 documents the gold is among a given span's candidates for 99.9 % of spans and the reader's best candidate
 is right for 95.8 %, against 96.8 % and 83.2 % on AIDA-A (2026-12-07). A decision fitted on those scores trusts the
-reader more than new text warrants (docs/decisions.md#learned-decision); scores the reader did not fit (readers
-trained on folds, on a GPU) are the missing input.
+reader more than new text warrants (docs/decisions.md#learned-decision). With `--fold-models`, each run of
+consecutive documents is read by a checkpoint whose reader and mention table were trained without it (readers
+trained on folds: a GPU round, `tools/gpu_round/` stage `folds`), so the decision learns from scores on new text.
 
 `python -m annotator.decision.training --model M --kb KB --train T` (or `entqa train-decision`) writes
 `M/decision/`.
@@ -20,7 +21,7 @@ import itertools
 import logging
 import pickle
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,13 +39,13 @@ from annotator.linking import Span
 from annotator.pipeline.linker import Linker
 from annotator.pipeline.text_view import TextView
 from annotator.pipeline.title_only_look import TitleOnlyLook
-from annotator.training.data import CorpusDocument, KnowledgeBase, TitleLookup
+from annotator.training.data import CorpusDocument, KnowledgeBase, TitleLookup, fold_numbers
 
 logger = logging.getLogger(__name__)
 
 PARAMETERS = {"objective": "binary", "learning_rate": 0.05, "num_leaves": 31, "min_data_in_leaf": 20,
               "feature_fraction": 0.9, "bagging_fraction": 0.9, "bagging_freq": 1, "lambda_l2": 1.0,
-              "verbose": -1, "seed": 0, "num_threads": 2}
+              "verbose": -1, "seed": 0, "num_threads": 0}  # 0: every core
 ROUNDS = 300
 FOLDS = 5
 DECODING_THRESHOLD = 0.002
@@ -81,13 +82,15 @@ def reading_linker(linker: Linker) -> Linker:
     return dataclasses.replace(linker, post_processors=kept)
 
 
-def read_documents(linker: Linker, texts: Sequence[str], spans: Sequence[Sequence[Span] | None], *,
+def read_documents(linker: Linker | None, texts: Sequence[str], spans: Sequence[Sequence[Span] | None], *,
                    cache: Path | None, description: str, batch_size: int = 8
                    ) -> tuple[list[TextView], list[Document]]:
     """Each text's view and document read by `linker`, `batch_size` at a time (kept in `cache` when given, and read
-    from it when there)."""
+    from it when there: `linker` may then be None)."""
     if cache is not None and cache.is_file():
         return pickle.loads(cache.read_bytes())
+    if linker is None:
+        raise ValueError(f"no linker to read {description} with, and no readings in {cache}")
     views: list[TextView] = []
     documents: list[Document] = []
     for first in tqdm(range(0, len(texts), batch_size), desc=f"reading {description}", unit="batch"):
@@ -110,9 +113,8 @@ def span_candidates(linker: Linker, document: Document, knowledge: Knowledge, de
 
 
 def blocks(documents: int) -> np.ndarray:
-    """(documents,) the block of each document: `FOLDS` runs of consecutive documents (a news corpus in time order,
-    so that the stories of a few days share a block)."""
-    return np.arange(documents) * FOLDS // max(documents, 1)
+    """(documents,) the block of each document: `FOLDS` runs of consecutive documents (`fold_numbers`)."""
+    return np.array(fold_numbers(documents, FOLDS), dtype=np.int64)
 
 
 def held_out_links(corpus: Sequence[CorpusDocument], golds: Sequence[Gold]) -> list[dict[str, dict[int, int]]]:
@@ -164,7 +166,7 @@ def out_of_fold(rows: Examples, block_of_document: np.ndarray) -> np.ndarray:
     for fold in np.unique(fold_of).tolist():
         held = fold_of == fold
         part = dataclasses.replace(rows, **{f.name: getattr(rows, f.name)[~held] for f in dataclasses.fields(rows)})
-        predictions[held] = fit(part).predict(rows.features[held], num_threads=2)
+        predictions[held] = fit(part).predict(rows.features[held], num_threads=0)
     return predictions
 
 
@@ -195,16 +197,55 @@ def gold_of(corpus: Sequence[CorpusDocument], lookup: TitleLookup) -> list[Gold]
             for d in corpus]
 
 
-def corpus_examples(linker: Linker, corpus: Sequence[CorpusDocument], golds: Sequence[Gold],
+def read_corpus_folds(readers: Sequence[Path], load: Callable[[Path], Linker], corpus: Sequence[CorpusDocument],
+                      folds: Sequence[int], *, given: bool, cache: Callable[[str], Path | None]) -> list[Document]:
+    """Each document of `corpus` read by the reading linker that `load` makes of `readers[fold]`, its fold's
+    checkpoint: one reader for all, or readers trained each without its fold (`python -m annotator.cli.train reader
+    --leave-out-fold`), so that every document is read as new text. One checkpoint is loaded at a time."""
+    task = "given" if given else "found"
+    documents: list[Document | None] = [None] * len(corpus)
+    for fold, checkpoint in enumerate(readers):
+        where = [i for i, f in enumerate(folds) if f == fold]
+        if not where:
+            continue
+        kept = cache(task if len(readers) == 1 else f"fold{fold + 1}of{len(readers)}-{task}")
+        linker = None if kept is not None and kept.is_file() else load(checkpoint)
+        spans = [[(link.start, link.end) for link in corpus[i].links] if given else None for i in where]
+        _, read = read_documents(linker, [corpus[i].text for i in where], spans, cache=kept,
+                                 description=f"{task} spans" + (f", {checkpoint.name}" if len(readers) > 1 else ""))
+        for i, document in zip(where, read):
+            documents[i] = document
+        del linker
+    return documents  # type: ignore[return-value]  # every fold's documents filled in above
+
+
+def corpus_examples(linker: Linker, documents: Sequence[Document], golds: Sequence[Gold],
                     held_out: Sequence[Mapping[str, Mapping[int, int]]], knowledge: Knowledge, described: np.ndarray, *,
-                    given: bool, cache: Path | None, first_span: int) -> Examples:
-    """The labelled rows of a corpus read in one task (the read documents kept in `cache` when given)."""
-    spans = [[(link.start, link.end) for link in d.links] if given else None for d in corpus]
-    _, documents = read_documents(linker, [d.text for d in corpus], spans, cache=cache,
-                                  description="given spans" if given else "found spans")
+                    given: bool, first_span: int) -> Examples:
+    """The labelled rows of a corpus's read documents (with `linker`'s settings and KB titles)."""
     candidates = [span_candidates(linker, d, knowledge, described, DECODING_THRESHOLD, held)
                   for d, held in zip(tqdm(documents, desc="features", unit="doc"), held_out)]
     return examples(candidates, golds, given=given, first_span=first_span)
+
+
+def reader_agreement(rows: Examples, gold_linked: int, threshold: float) -> dict[str, float]:
+    """How the reader alone does on the given spans' rows: the share of linked gold spans whose gold is among the
+    candidates, whose best reader score is the gold's and above `threshold` (γ), and whose gold is among the
+    candidates but which the reader leaves NIL.
+    On the reader's own training text these run far above new text's (the decision's reason for folds)."""
+    score = rows.features[:, FEATURES.index("score")]
+    best: dict[int, tuple[float, int]] = {}
+    among: set[int] = set()
+    for span, value, label in zip(rows.span.tolist(), score.tolist(), rows.labels.tolist()):
+        if label:
+            among.add(span)
+        if span not in best or value > best[span][0]:
+            best[span] = (value, label)
+    linked = max(gold_linked, 1)
+    return {"gold_among_candidates": len(among) / linked,
+            "reader_right": sum(1 for value, label in best.values() if label and value > threshold) / linked,
+            "nil_with_gold_among": sum(1 for span, (value, _) in best.items()
+                                       if span in among and value <= threshold) / linked}
 
 
 def joined(parts: Sequence[Examples]) -> Examples:
@@ -228,6 +269,11 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "python -m annotator.
     parser.add_argument("--without", nargs="*", default=[], choices=sorted(FEATURE_GROUPS),
                         help="feature groups to leave out (an ablation)")
     parser.add_argument("--readings", type=Path, help="folder to keep the read documents in between runs")
+    parser.add_argument("--fold-models", type=Path, nargs="+", metavar="DIR",
+                        help="read the corpus with these checkpoints instead of --model's: the K-th of N reads the "
+                             "K-th of N runs of consecutive documents, and was trained without them (`python -m "
+                             "annotator.cli.train reader --leave-out-fold K/N`, and its mention table with "
+                             "`python -m annotator.cli.mention_table --leave-out-fold K/N`)")
     parser.add_argument("--out", type=Path, help="checkpoint folder to write decision/ into (default: --model)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -240,14 +286,25 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "python -m annotator.
     held_out = held_out_links(whole, gold_of(whole, lookup))[:args.documents]
     corpus = whole[:args.documents]
     golds = gold_of(corpus, lookup)
+    readers = args.fold_models or [args.model]
+    # folds over the whole corpus, as the fold readers left them out
+    folds = fold_numbers(len(whole), len(readers))[:len(corpus)]
 
     def cache(name: str) -> Path | None:
-        return args.readings / f"{name}.pkl" if args.readings else None
+        return args.readings / f"{args.train.stem}-{len(corpus)}-{name}.pkl" if args.readings else None
 
-    parts = [corpus_examples(linker, corpus, golds, held_out, knowledge, described, given=given, first_span=i * 10**7,
-                             cache=cache(f"{args.train.stem}-{len(corpus)}-{'given' if given else 'found'}"))
+    def load(checkpoint: Path) -> Linker:
+        if checkpoint == args.model:
+            return linker
+        return reading_linker(Linker.from_pretrained(checkpoint, kb_path=args.kb, config_overrides={"decision": False}))
+
+    parts = [corpus_examples(linker, read_corpus_folds(readers, load, corpus, folds, given=given, cache=cache),
+                             golds, held_out, knowledge, described, given=given, first_span=i * 10**7)
              for i, given in enumerate((True, False))]
     linked = sum(g.linked for g in golds)
+    agreement = reader_agreement(parts[0], linked, linker.config.threshold)
+    logger.info("the reader alone on the given spans: %s",
+                ", ".join(f"{name} {100 * share:.1f} %" for name, share in agreement.items()))
     rows = joined(parts)
     if args.without:
         rows.features[:, [FEATURES.index(name) for group in args.without for name in FEATURE_GROUPS[group]]] = 0
@@ -260,6 +317,7 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "python -m annotator.
     decision = Decision(booster, DecisionSettings(bars[True][0], bars[False][0], DECODING_THRESHOLD,
                                                   tuple(args.without)),
                         {"reader": reader_identity(args.model), "corpus": args.train.name, "documents": len(corpus),
+                         "read_by": [reader_identity(r) for r in readers], "reader_agreement": agreement,
                          "rows": int(len(rows.labels)),
                          "positives": int(rows.labels.sum()),
                          "out_of_fold_f1": {"given": bars[True][1], "found": bars[False][1]}})

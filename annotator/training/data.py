@@ -39,6 +39,45 @@ class CorpusDocument:
     links: tuple[GoldLink, ...] = ()
 
 
+def fold_numbers(documents: int, folds: int) -> list[int]:
+    """The fold (0 to `folds` - 1) of each of a corpus's `documents`: `folds` runs of consecutive documents. A news
+    corpus is in time order, so the documents of one story stay in one fold and a fold's names are new to the rest."""
+    return [i * folds // documents for i in range(documents)]
+
+
+@dataclass(frozen=True)
+class Fold:
+    """The `number`-th (from 1) of `of` folds of a corpus (`fold_numbers`), written `K/N` on command lines: what a
+    cross-fitted model leaves out of its training corpus and later reads as new text."""
+
+    number: int
+    of: int
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.number <= self.of:
+            raise ValueError(f"fold {self.number}/{self.of}: the fold is a number from 1 to {self.of}")
+
+    @classmethod
+    def parse(cls, text: str) -> Fold:
+        """`K/N`, e.g. `1/2`."""
+        try:
+            number, of = (int(part) for part in text.split("/"))
+        except ValueError:
+            raise ValueError(f"a fold is written K/N (e.g. 1/2), not {text!r}") from None
+        return cls(number, of)
+
+    def __str__(self) -> str:
+        return f"{self.number}/{self.of}"
+
+    def holds(self, corpus: Sequence[CorpusDocument]) -> list[CorpusDocument]:
+        """The documents of `corpus` in this fold."""
+        return [d for d, fold in zip(corpus, fold_numbers(len(corpus), self.of)) if fold == self.number - 1]
+
+    def leaves(self, corpus: Sequence[CorpusDocument]) -> list[CorpusDocument]:
+        """The documents of `corpus` outside this fold: what a model of this fold is trained on."""
+        return [d for d, fold in zip(corpus, fold_numbers(len(corpus), self.of)) if fold != self.number - 1]
+
+
 @dataclass
 class KnowledgeBase:
     """Titles and descriptions of the KB as parallel lists; `row` maps a title to its list index."""

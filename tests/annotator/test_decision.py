@@ -12,13 +12,14 @@ import pytest
 
 from annotator.decision.features import FEATURES, SpanCandidates, document_candidates
 from annotator.decision.model import Decision, DecisionSettings, reader_identity
+from annotator.decision.training import Examples, read_corpus_folds, reader_agreement
 from annotator.decision.stage import LearnedDecision
 from annotator.errors import ModelLoadError
 from annotator.knowledge import Knowledge, build_knowledge
 from annotator.pipeline.document import Document, PassageScores
 from annotator.pipeline.linker import Linker
 from annotator.pipeline.mention_table import MentionTable
-from annotator.training.data import load_kb
+from annotator.training.data import CorpusDocument, GoldLink, fold_numbers, load_kb
 
 TEXT = "Paris Hilton flew from Paris to Berlin."
 F = {name: i for i, name in enumerate(FEATURES)}
@@ -161,3 +162,50 @@ def test_a_checkpoint_loads_its_decision_and_refuses_another_readers(tiny_checkp
     with pytest.raises(ModelLoadError, match="another reader"):
         Linker.from_pretrained(model, kb_path=tiny_kb, device="cpu", config_overrides={"decision": True},
                                runtime=TINY_RUNTIME)
+
+
+class _RecordingReader:
+    """Stands in for a fold's reading linker: says which checkpoint read each text."""
+
+    def __init__(self, checkpoint: Path) -> None:
+        self.checkpoint = checkpoint
+
+    def read(self, texts: Sequence[str], spans: Sequence) -> tuple[list[None], list[str]]:
+        return [None] * len(texts), [f"{self.checkpoint.name} read {text} {spans_}" for text, spans_ in zip(texts, spans)]
+
+
+def test_each_fold_is_read_by_the_checkpoint_trained_without_it(tmp_path: Path) -> None:
+    corpus = [CorpusDocument(f"d{i}", f"text{i}", (GoldLink(0, 4, "Paris"),)) for i in range(5)]
+    folds = fold_numbers(len(corpus), 2)
+    readers = [tmp_path / "fold-1", tmp_path / "fold-2"]
+    loaded = []
+
+    def load(checkpoint: Path) -> _RecordingReader:
+        loaded.append(checkpoint.name)
+        return _RecordingReader(checkpoint)
+
+    def cache(name: str) -> Path:
+        return tmp_path / "readings" / f"{name}.pkl"
+
+    read = read_corpus_folds(readers, load, corpus, folds, given=True, cache=cache)
+    assert read == [f"fold-{f + 1} read text{i} [(0, 4)]" for i, f in enumerate(folds)]
+    assert loaded == ["fold-1", "fold-2"] and folds == [0, 0, 0, 1, 1]
+    found = read_corpus_folds(readers, load, corpus, folds, given=False, cache=cache)
+    assert found[3] == "fold-2 read text3 None"
+    assert sorted(p.name for p in (tmp_path / "readings").iterdir()) == [
+        "fold1of2-found.pkl", "fold1of2-given.pkl", "fold2of2-found.pkl", "fold2of2-given.pkl"]
+    # read again from the cache, no checkpoint loaded
+    assert read_corpus_folds(readers, lambda c: pytest.fail("loaded"), corpus, folds, given=True, cache=cache) == read
+
+
+def test_the_readers_agreement_counts_the_given_spans_it_gets_right() -> None:
+    score = F["score"]
+    features = np.zeros((5, len(FEATURES)), dtype=np.float32)
+    # span 0: the gold scored 0.9 (right); span 1: the gold among the candidates, the best 0.01 (NIL at γ 0.02);
+    # span 2: the gold not among its candidates
+    features[:, score] = [0.9, 0.3, 0.01, 0.005, 0.7]
+    rows = Examples(features, np.array([1, 0, 1, 0, 0], dtype=np.int8), np.zeros(5, dtype=np.int64),
+                    np.array([0, 0, 1, 1, 2]), np.ones(5, dtype=bool))
+    # four linked golds: one span had no candidates at all
+    assert reader_agreement(rows, 4, 0.02) == {"gold_among_candidates": 0.5, "reader_right": 0.25,
+                                               "nil_with_gold_among": 0.25}

@@ -27,3 +27,16 @@ def test_the_command_builds_the_table_from_a_corpus_with_kb_titles(tmp_path: Pat
     main(["--train", str(corpus), "--kb", str(TINY_KB), "--out", str(tmp_path / "mentions.tsv")])
     assert MentionTable.load(tmp_path / "mentions.tsv").entities == {
         "Lovelace": (("Ada Lovelace", 2),), "Paris": (("Paris", 1),), "Zurich": (("Zürich", 1),)}
+
+
+def test_a_fold_left_out_is_not_counted(tmp_path: Path) -> None:
+    texts = {"Paris in spring.": "Paris", "Lovelace in autumn.": "Ada_Lovelace"}
+    corpus = tmp_path / "train.ttl"
+    corpus.write_text("".join(
+        write_document(NifDocument(f"http://example.org/d{i}#char=0,{len(text)}", text, (
+            NifAnnotation(0, text.index(" "), (f"http://dbpedia.org/resource/{title}",)),)))
+        for i, (text, title) in enumerate(texts.items())), encoding="utf-8")
+    for fold, kept in [("1/2", {"Lovelace"}), ("2/2", {"Paris"})]:
+        out = tmp_path / f"mentions-{fold[0]}.tsv"
+        main(["--train", str(corpus), "--kb", str(TINY_KB), "--out", str(out), "--leave-out-fold", fold])
+        assert set(MentionTable.load(out).entities) == kept

@@ -14,8 +14,13 @@ from pathlib import Path
 
 import pytest
 
+from annotator import DEFAULT_MODEL_DIR
+from annotator.decision.model import reader_identity
 from annotator.entity_index import cached_index_dir, entity_tower_id, weights_identity
 from annotator.model.checkpoint import load_config, load_retriever
+from annotator.pipeline.mention_table import MentionTable
+from nif.data_types import NifAnnotation, NifDocument
+from nif.write import write_document
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 JOB = REPOSITORY / "tools" / "gpu_round" / "job.sh"
@@ -82,3 +87,50 @@ def test_retriever_round_trains_both_towers_and_brings_back_its_recall(tiny_chec
     mix_config = json.loads((kit / "reader-mix-round" / "reader_training_config.json").read_text())
     assert mix_config["argv"][mix_config["argv"].index("--retriever") + 1] == str(kit / "retriever-mix-round")
     assert (out / "reader_mix_metrics.jsonl").read_text().strip()
+
+
+@pytest.mark.slow
+def test_decision_round_reads_each_fold_with_the_reader_trained_without_it(tiny_kb: Path, tmp_path: Path) -> None:
+    """The learned decision's stages on a kit laid out as pack.sh lays it out, with the shipped checkpoint (the fold
+    readers start from its base encoder) and the tiny KB: two fold readers, each with the mention table of the
+    documents it was trained on, then the decision trained on the corpus read by them, brought back as decision.tar."""
+    kit = tmp_path / "kit"
+    shutil.copytree(DEFAULT_MODEL_DIR, kit / "checkpoint", ignore=lambda folder, names: [
+        name for name in names if Path(folder) == DEFAULT_MODEL_DIR and name in ("index", "kb")])
+    (kit / "data").mkdir(parents=True)
+    texts = ["Paris is on the Seine.", "Berlin is in Germany.", "Ada Lovelace was in Paris.", "Zürich and Berlin."]
+    corpus = "".join(write_document(NifDocument(
+        f"http://example.org/d{i}#char=0,{len(text)}", text,
+        tuple(NifAnnotation(text.index(title), text.index(title) + len(title),
+                            (f"http://dbpedia.org/resource/{title.replace(' ', '_')}",))
+              for title in ("Paris", "Berlin", "Germany", "Ada Lovelace", "Zürich") if title in text)))
+        for i, text in enumerate(texts))
+    for name in ("train.ttl", "dev.ttl"):
+        (kit / "data" / name).write_text(corpus, encoding="utf-8")
+    shutil.copy(tiny_kb, kit / "data" / "entities.jsonl")
+    out = tmp_path / "out"
+    environment = {**os.environ, "KIT": str(kit), "OUT": str(out), "PYTHON": sys.executable, "FOLD_EPOCHS": "1",
+                   "FOLD_EXTRA": "--batch-size 2 --candidates 3 --eval-top-k 3 --eval-kb-size 3 "
+                                 "--dev-docs 1 --threads 1"}
+    run = subprocess.run(["bash", str(JOB), "index", "folds", "decide"], env=environment, cwd=REPOSITORY,
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-3000:]
+
+    # each fold's own table: counted without its documents (fold 1: the first two, fold 2: the last two)
+    for k, (kept, left_out) in {1: ("Ada Lovelace", "Germany"), 2: ("Germany", "Ada Lovelace")}.items():
+        names = MentionTable.load(kit / f"fold-{k}" / "mentions.tsv").entities
+        assert kept in names and left_out not in names
+    for k in (1, 2):
+        config = json.loads((kit / f"fold-{k}" / "reader_training_config.json").read_text())
+        assert config["argv"][config["argv"].index("--leave-out-fold") + 1] == f"{k}/2"
+        assert "--init-reader" not in config["argv"]  # from the base encoder: the shipped reader saw every fold
+        assert (out / f"fold_{k}_metrics.jsonl").read_text().strip()
+    with tarfile.open(out / "decision.tar") as tar:
+        manifest = json.load(tar.extractfile("decision/manifest.json"))
+        assert {"decision/model.txt", "decision/training.log"} <= set(tar.getnames())
+    trained_on = manifest["trained_on"]
+    assert trained_on["reader"] == reader_identity(kit / "checkpoint")  # applied to the shipped reader's scores
+    assert trained_on["read_by"] == [reader_identity(kit / f"fold-{k}") for k in (1, 2)]
+    assert set(trained_on["reader_agreement"]) == {"gold_among_candidates", "reader_right", "nil_with_gold_among"}
+    readings = sorted(path.name for path in (kit / "fold-readings").iterdir())
+    assert readings == [f"train-4-fold{k}of2-{task}.pkl" for k in (1, 2) for task in ("found", "given")]

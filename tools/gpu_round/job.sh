@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One GPU round, run on the GPU machine from the repository root after the parts of pack.sh are in $KIT.
-# Stages run in the order given: unpack index reader reader-mix retriever-mix recall evaluate suite speed fetch compile
+# Stages run in the order given: unpack index reader reader-mix retriever-mix recall folds decide evaluate suite speed
+# fetch compile
 # (see README.md for what each costs).
 #   bash tools/gpu_round/job.sh unpack index reader
 set -euo pipefail
@@ -32,6 +33,17 @@ RETRIEVER_EPOCHS=${RETRIEVER_EPOCHS:-2}
 RETRIEVER_LR=${RETRIEVER_LR:-2e-5}
 RETRIEVER_SEED=${RETRIEVER_SEED:-137}
 RETRIEVER_EXTRA=${RETRIEVER_EXTRA:-}  # e.g. "--max-passages 8 --dev-docs 2" for a smoke run
+# The learned decision's round (issue 75): FOLDS readers, each trained from the base encoder on AIDA train without
+# one run of consecutive documents (--leave-out-fold K/N) with a mention table counted the same way, then the
+# decision trained on AIDA train read by them: every document by the reader that did not see it.
+TRAIN=${TRAIN:-$DATA/train.ttl}
+FOLDS=${FOLDS:-2}
+FOLD_EPOCHS=${FOLD_EPOCHS:-2}
+FOLD_LR=${FOLD_LR:-5e-5}
+FOLD_SEED=${FOLD_SEED:-151}
+FOLD_EXTRA=${FOLD_EXTRA:-}  # e.g. "--max-passages 8 --dev-docs 2" for a smoke run
+DECISION_EXTRA=${DECISION_EXTRA:-}  # e.g. "--documents 8"
+DECISION_ROUND=$KIT/decision-round
 # the out-of-domain sets whose recall the recall stage measures beside AIDA-A's (OKE's golds are owl:sameAs, which
 # bench.dev_recall does not follow)
 RECALL_SETS=${RECALL_SETS:-ace2004 spotlight microposts2014-train}
@@ -55,10 +67,11 @@ print(cached_index_dir(kb_path=sys.argv[2], entity_tower_id=entity_tower_id(load
 PY
 }
 
-timed() {  # runs a command, then prints its wall time
-    local start=$SECONDS
-    "$@"
+timed() {  # runs a command, then prints its wall time; its exit status (also where `set -e` is off, as after ||)
+    local start=$SECONDS status=0
+    "$@" || status=$?
     echo "[gpu_round] $(( SECONDS - start )) s: $*" >&2
+    return "$status"
 }
 
 unpack() {
@@ -70,7 +83,8 @@ unpack() {
         rm "$KIT"/kit.tar.xz.*
     fi
     [ -d "$MODEL" ] || { echo "$MODEL missing: copy every part of pack.sh into $KIT first" >&2; exit 1; }
-    if ! "$PYTHON" -c "import faiss, rdflib, flask, gunicorn, ahocorasick, pydantic, spectree, pyoxigraph" 2> /dev/null; then
+    if ! "$PYTHON" -c "import faiss, rdflib, flask, gunicorn, ahocorasick, pydantic, spectree, pyoxigraph, lightgbm" \
+            2> /dev/null; then
         "$PYTHON" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
             "$KIT"/wheels/*.whl
     fi
@@ -152,6 +166,48 @@ Path(sys.argv[2]).write_text(json.dumps({part.stem: json.loads(part.read_text(en
 PY
 }
 
+folds() {  # FOLDS fold readers side by side on the one GPU, each with its mention table; the knowledge tables meanwhile
+    local index k pid failed=0 pids=()
+    index=$(index_dir "$MODEL")
+    [ -f "$index/manifest.json" ] || { echo "no index in $index: run the index stage first" >&2; exit 1; }
+    timed "$PYTHON" -m annotator.knowledge --model "$MODEL" --kb "$KB" > "$KIT/knowledge.log" 2>&1 &
+    pids+=($!)
+    for k in $(seq "$FOLDS"); do
+        # the table first, beside the fold's folder (the trainer copies the shipped one in): a fold stopped by the
+        # call's time limit after an epoch still has a checkpoint and its table for decide
+        # shellcheck disable=SC2086  # FOLD_EXTRA is a list of options
+        { "$PYTHON" -m annotator.cli.mention_table --train "$TRAIN" --leave-out-fold "$k/$FOLDS" --kb "$KB" \
+            --out "$KIT/fold-$k.mentions.tsv" &&
+          timed "$PYTHON" -m annotator.cli.train reader --train "$TRAIN" --leave-out-fold "$k/$FOLDS" --dev "$DEV" \
+            --kb "$KB" --retriever "$MODEL" --index-dir "$index" --out "$KIT/fold-$k" --epochs "$FOLD_EPOCHS" \
+            --batch-size 16 --candidates 64 --eval-kb-size 3000 --dev-docs 100 --eval-top-k 16 --max-entity-len 64 \
+            --lr "$FOLD_LR" --save-steps 1000 --seed $(( FOLD_SEED + k )) $FOLD_EXTRA; } > "$KIT/fold-$k.log" 2>&1 &
+        pids+=($!)
+    done
+    for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
+    for k in $(seq "$FOLDS"); do tail -n 3 "$KIT/fold-$k.log" >&2; done
+    tail -n 2 "$KIT/knowledge.log" >&2
+    [ "$failed" = 0 ] || { echo "a fold or the knowledge tables failed: $KIT/fold-*.log, $KIT/knowledge.log" >&2; exit 1; }
+}
+
+decide() {  # the decision trained on AIDA train read by the fold readers: $OUT/decision.tar, $OUT/fold_K_metrics.jsonl
+    local k readers=()
+    for k in $(seq "$FOLDS"); do
+        [ -f "$KIT/fold-$k/config.json" ] && [ -f "$KIT/fold-$k.mentions.tsv" ] ||
+            { echo "no fold $k reader or table in $KIT: run the folds stage first" >&2; exit 1; }
+        cp "$KIT/fold-$k.mentions.tsv" "$KIT/fold-$k/mentions.tsv"
+        cp "$KIT/fold-$k/metrics.jsonl" "$OUT/fold_${k}_metrics.jsonl"
+        readers+=("$KIT/fold-$k")
+    done
+    # shellcheck disable=SC2086  # DECISION_EXTRA is a list of options
+    timed "$PYTHON" -m annotator.decision.training --model "$MODEL" --kb "$KB" --train "$TRAIN" \
+        --fold-models "${readers[@]}" --readings "$KIT/fold-readings" --out "$DECISION_ROUND" $DECISION_EXTRA \
+        > "$KIT/decision.log" 2>&1 || { tail -n 30 "$KIT/decision.log" >&2; exit 1; }
+    grep -v "it/s]\|batch/s]\|doc/s]" "$KIT/decision.log" | tail -n 12 >&2
+    cp "$KIT/decision.log" "$DECISION_ROUND/decision/training.log"
+    tar -C "$DECISION_ROUND" -cf "$OUT/decision.tar" decision
+}
+
 evaluate() {  # the shipped checkpoint and the round's, on the same GPU
     local name dir
     for name in shipped round; do
@@ -207,7 +263,7 @@ fetch() {  # each FETCH round's trained module with its metrics and configs, in 
     done
 }
 
-STAGES="unpack index reader reader-mix retriever-mix recall evaluate suite speed fetch compile"
+STAGES="unpack index reader reader-mix retriever-mix recall folds decide evaluate suite speed fetch compile"
 [ $# -gt 0 ] || { echo "usage: $0 STAGE ..., stages: $STAGES" >&2; exit 2; }
 for stage in "$@"; do
     case " $STAGES " in

@@ -10,10 +10,12 @@ KB=${KB:-$SHARED/kb/entities.jsonl.gz}
 PART_MIB=${PART_MIB:-60}
 # The GPU image's Python (3.12) lacks these; versions as in requirements.txt's resolution here.
 # pydantic and spectree: the settings parser (every command line) and the JSON API (the web app of `speed`);
-# pyoxigraph: the NIF writer's IRI check. The list is checked against an image of torch and transformers only (README).
+# pyoxigraph: the NIF writer's IRI check; lightgbm and scipy: the learned decision (stage decide). The list is
+# checked against an image of torch and transformers only (README).
 WHEELS=${WHEELS:-"faiss-cpu==1.15.1 rdflib==7.6.0 flask==3.1.3 werkzeug==3.1.9 itsdangerous==2.2.0 blinker==1.9.0
     gunicorn==27.0.1 pyahocorasick==2.3.1 pydantic==2.14.4 pydantic-core==2.50.5 annotated-types==0.8.0
-    typing-inspection==0.4.5 typing-extensions==4.16.0 spectree==3.0.0 pyoxigraph==0.5.13"}
+    typing-inspection==0.4.5 typing-extensions==4.16.0 spectree==3.0.0 pyoxigraph==0.5.13 lightgbm==4.7.0
+    scipy==1.17.1"}
 
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT

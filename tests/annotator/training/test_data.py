@@ -1,9 +1,11 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from annotator.training.data import (TitleLookup, build_documents, description_dropout, load_kb,
-                                     passages_with_golds, wordpiece_span)
+from annotator.training.data import (CorpusDocument, Fold, TitleLookup, build_documents, description_dropout,
+                                     fold_numbers, load_kb, passages_with_golds, wordpiece_span)
 from annotator.cli.corpora import read_corpus
 
 
@@ -58,3 +60,24 @@ def test_description_dropout_matches_title_only_shares():
     p_gold, p_negative = description_dropout(0.6, 0.5)
     assert p_gold == 0.0
     assert 0.5 + 0.5 * p_negative == pytest.approx(0.6)
+
+
+@given(documents=st.integers(1, 60), folds=st.integers(1, 6))
+def test_folds_are_runs_of_consecutive_documents_that_partition_the_corpus(documents, folds):
+    corpus = [CorpusDocument(f"d{i}", "text") for i in range(documents)]
+    numbers = fold_numbers(documents, folds)
+    assert numbers == sorted(numbers) and set(numbers) <= set(range(folds))
+    for number in range(1, folds + 1):
+        fold = Fold(number, folds)
+        held, left = fold.holds(corpus), fold.leaves(corpus)
+        assert sorted(held + left, key=lambda d: int(d.uri[1:])) == corpus
+        assert not {d.uri for d in held} & {d.uri for d in left}
+        if documents >= folds:
+            assert held  # no fold empty where each can hold a document
+
+
+def test_a_fold_is_written_k_of_n_and_a_bad_one_names_the_form():
+    assert Fold.parse("2/3") == Fold(2, 3) and str(Fold(2, 3)) == "2/3"
+    for text, message in [("0/2", "from 1 to 2"), ("3/2", "from 1 to 2"), ("half", "K/N"), ("1/2/3", "K/N")]:
+        with pytest.raises(ValueError, match=message):
+            Fold.parse(text)
