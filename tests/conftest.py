@@ -5,6 +5,7 @@ import gc
 
 gc.disable()  # until the tests are collected: see pytest_collection_finish
 
+import importlib
 import signal
 from collections.abc import Iterator
 from pathlib import Path
@@ -91,7 +92,12 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     Every linker load calls release_freed_memory, whose `gc.collect()` otherwise walks the half a million objects of
     those imports each time (about 0.25 s a call, over half the fast tier's time). Objects made by the tests are not
     frozen, so their cycles are collected as before.
+
+    Hypothesis is imported first (the fuzz tests import it anyway, and its pytest plugin does at the summary): on
+    import it registers the PRNGs of its plugins (trio's), and warns where `gc.get_referrers` finds no referrer,
+    which it would not once their modules are frozen.
     """
+    importlib.import_module("hypothesis")
     gc.collect()
     gc.freeze()
     gc.enable()
