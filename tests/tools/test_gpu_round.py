@@ -6,6 +6,7 @@ import io
 import json
 import os
 import re
+import runpy
 import shutil
 import subprocess
 import sys
@@ -33,11 +34,16 @@ def _inline_python(name: str) -> str:
     return found.group(1)
 
 
-def test_index_dir_names_the_cache_folder_the_linker_reads(tiny_checkpoint: Path, tiny_kb: Path,
-                                                           entqa_cache: Path) -> None:
-    printed = subprocess.run([sys.executable, "-", str(tiny_checkpoint), str(tiny_kb)],
-                             input=_inline_python("index_dir"), capture_output=True, text=True, check=True,
-                             cwd=REPOSITORY).stdout.strip()
+def test_index_dir_names_the_cache_folder_the_linker_reads(tiny_checkpoint: Path, tiny_kb: Path, entqa_cache: Path,
+                                                           tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    # Run in this process as a script, as `python -` runs it: a fresh interpreter spends seconds importing torch.
+    # The slow tests run it from job.sh itself (retriever-mix, decide).
+    script = tmp_path / "index_dir.py"
+    script.write_text(_inline_python("index_dir"), encoding="utf-8")
+    monkeypatch.setattr(sys, "argv", [str(script), str(tiny_checkpoint), str(tiny_kb)])
+    runpy.run_path(str(script), run_name="__main__")
+    printed = capsys.readouterr().out.strip()
     config = load_config(tiny_checkpoint)
     tower = entity_tower_id(load_retriever(tiny_checkpoint, config))
     expected = cached_index_dir(kb_path=tiny_kb, entity_tower_id=tower, config=config)
