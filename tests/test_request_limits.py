@@ -127,7 +127,7 @@ def test_a_document_past_its_deadline_is_a_503_and_the_linker_stops_it() -> None
 
 
 def test_beyond_the_queue_limit_a_request_gets_503_with_retry_after_and_one_at_a_time_never_does() -> None:
-    linker = SlowLinker(seconds=0.6)
+    linker = SlowLinker(seconds=0.1)
     app = create_app({"TESTING": True, "QUEUE_DOCUMENTS": 1, "BATCH_DOCUMENTS": 1}, linker=linker)
     client = app.test_client()
     for text in ("Paris", "London", "Paris"):  # one client, one document at a time: always taken
@@ -137,6 +137,7 @@ def test_beyond_the_queue_limit_a_request_gets_503_with_retry_after_and_one_at_a
     def post(text: str) -> None:
         answers[text] = app.test_client().post("/api/link", json={"text": text}).status_code
 
+    linker.held.set()  # the running document is held until the queue behind it was looked at
     running = threading.Thread(target=post, args=("running Paris",))
     running.start()
     _wait_for(lambda: "running Paris" in linker.started)
@@ -150,6 +151,7 @@ def test_beyond_the_queue_limit_a_request_gets_503_with_retry_after_and_one_at_a
                                            "retry later"}
     nif = client.post("/", data=gerbil_request("Paris"), headers=HEADERS)
     assert nif.status_code == 503 and "Retry-After" in nif.headers and nif.mimetype == "text/plain"
+    linker.held.clear()
     running.join()
     waiting.join()
     assert answers == {"running Paris": 200, "waiting London": 200}

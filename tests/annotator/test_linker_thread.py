@@ -88,14 +88,16 @@ def test_a_document_past_its_timeout_is_dropped_at_the_next_batch_and_the_next_o
 
 
 def test_a_queued_document_whose_caller_went_away_is_never_started() -> None:
-    inner = SlowLinker(seconds=1)
+    inner = SlowLinker(seconds=0)
     linker = ThreadBoundLinker(lambda: inner)
+    inner.held.set()  # Paris is linked until London's caller has gone away
     with ThreadPoolExecutor(1) as caller:
         first = caller.submit(linker.link, "Paris")
         while not inner.started:
             time.sleep(0.01)
         with pytest.raises(LinkingCancelled, match="the client went away"):
             linker.link("London", abandoned=lambda: True)
+        inner.held.clear()
         assert [m.title for m in first.result(timeout=10)] == ["Paris"]
     inner.seconds = 0
     linker.link("Zürich")
@@ -195,13 +197,15 @@ def test_a_linker_without_link_batch_links_the_documents_of_a_batch_one_by_one()
 
 
 def test_a_document_dropped_part_way_through_a_pass_leaves_the_others_of_it_linked() -> None:
-    inner = BatchingLinker(seconds=1.5)
+    inner = BatchingLinker(seconds=0.3)  # once released, the pass goes on checking for cancellation, Paris dropped
     linker = ThreadBoundLinker(lambda: inner, batch=BatchLimits(documents=8, wait_ms=400))
+    inner.release.clear()  # the pass is held until Paris's caller has gone away
     with ThreadPoolExecutor(2) as callers:
         kept = callers.submit(linker.link, "London")
         dropped = callers.submit(linker.link, "Paris", abandoned=lambda: True)  # asked first after ABANDON_POLL_S
         with pytest.raises(LinkingCancelled, match="the client went away"):
             dropped.result(timeout=10)
+        inner.release.set()
         assert [m.title for m in kept.result(timeout=10)] == ["London"]
     assert inner.passes == [["London", "Paris"]]
 

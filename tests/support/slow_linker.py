@@ -1,6 +1,7 @@
 """A test linker that takes its time over each document, in steps that honour cancellation (tests only)."""
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Sequence
 
@@ -13,11 +14,16 @@ STEP_S = 0.05
 
 class SlowLinker(DictionaryLinker):
     """DictionaryLinker after `seconds` per document, checking for cancellation every `STEP_S`, as the pipeline
-    does between its batches; remembers the texts it started, finished and stopped."""
+    does between its batches; remembers the texts it started, finished and stopped.
+
+    `held`, where set, holds each document (also checking for cancellation) for as long as it stays set, on top of
+    `seconds`: a test holds a document while it looks at the service, instead of guessing a time long enough.
+    """
 
     def __init__(self, seconds: float) -> None:
         super().__init__()
         self.seconds = seconds
+        self.held = threading.Event()
         self.started: list[str] = []
         self.finished: list[str] = []
         self.stopped: list[str] = []
@@ -26,7 +32,7 @@ class SlowLinker(DictionaryLinker):
         self.started.append(text)
         until = time.monotonic() + self.seconds
         try:
-            while time.monotonic() < until:
+            while time.monotonic() < until or self.held.is_set():
                 check_cancelled()
                 time.sleep(STEP_S)
         except LinkingCancelled:
