@@ -3,9 +3,10 @@ candidate at all.
 
 The reader reads every passage against every candidate (16 retrieved, plus the mention table's and the title
 matches), passages overlapping by half, and for almost every pair it finds no mention. A pair is read only when the
-passage holds a word of the candidate's title (`title_words`: no qualifier, no generic words) or a name that the
-name priors (`annotator.knowledge`: training links and the KB's descriptions) give the candidate, or the candidate is
-among the retriever's first `keep_top`. A pair not read keeps the candidate in the passage's scores with no span
+passage holds a word of the candidate's title (`title_words`: no qualifier, no generic words; also the title's
+letters run together, "wifi" for *Wi-Fi*) or a word that begins with one ("Algarves", "Kuwaiti"), a word in capitals
+made of the title's initials ("NYC", "US"), a name that the name priors (`annotator.knowledge`: training links and the
+KB's descriptions) give the candidate, or the candidate is among the retriever's first `keep_top`. A pair not read keeps the candidate in the passage's scores with no span
 (its start and end logits mark only [CLS]) and a stand-in rerank logit, so that the softmax over the passage's
 candidates keeps about the denominator it had: `stand_in` is the log-mean-exp of the rerank logits of AIDA train's
 pairs that fail the test (`python -m bench.name_test_fit`), docs/results/cpu-speed-2026-12-07.md.
@@ -25,6 +26,7 @@ from annotator.pipeline.document_candidates import GENERIC_TITLE_WORDS
 from annotator.kb.titles import without_accents, without_qualifier
 
 MAX_NAME_WORDS = 4  # the longest name looked up in the priors, in words
+MIN_STEM = 4  # a title word this long passes in a word it begins ("Algarves", "Kuwaiti"); shorter ones only whole
 # Runs of letters and digits: "Germany's" holds "germany", "Toronto-Dominion" "toronto" and "dominion".
 WORD = re.compile(r"\w+")
 
@@ -42,6 +44,7 @@ class NameTest:
     keep_top: int  # the first candidates of each passage (the retriever's nearest) are always read
     stand_in: float  # the rerank logit of a pair not read
     _words: dict[int, frozenset[str]] = field(default_factory=dict)  # row → its folded title words, as met
+    _initials: dict[int, str] = field(default_factory=dict)  # row → its title words' first letters, as met
 
     def readable(self, document: Document, candidates: Sequence[np.ndarray]) -> list[np.ndarray]:
         """Per passage, (K,) bool: whether each candidate's pair is read."""
@@ -52,24 +55,38 @@ class NameTest:
         result = []
         for passage, rows in zip(document.passages, candidates):
             begin, end = passage.characters
-            inside = {folded[i] for i, w in enumerate(words) if begin <= w.start() and w.end() <= end}
+            held = [i for i, w in enumerate(words) if begin <= w.start() and w.end() <= end]
+            inside = {folded[i] for i in held}
+            # every word's beginnings of MIN_STEM letters or more: a title word among them begins a word here
+            inside |= {folded[i][:n] for i in held for n in range(MIN_STEM, len(folded[i]))}
+            capitals = {folded[i] for i in held if len(folded[i]) > 1 and words[i].group().isupper()}
             names = {row for (first, last), found in named.items() if begin <= words[first].start()
                      and words[last].end() <= end for row in found}
             keep = np.zeros(len(rows), dtype=bool)
             keep[:self.keep_top] = True
             for j, row in enumerate(rows.tolist()):
                 if not keep[j]:
-                    keep[j] = row in names or not self._title_words(row).isdisjoint(inside)
+                    keep[j] = (row in names or not self._title_words(row).isdisjoint(inside)
+                               or self._title_initials(row) in capitals)
             result.append(keep)
         return result
 
     def _title_words(self, row: int) -> frozenset[str]:
         words = self._words.get(row)
         if words is None:
-            words = self._words[row] = frozenset(
-                folded for folded in map(_folded, WORD.findall(without_qualifier(self.titles[row])))
-                if len(folded) > 1 and folded not in GENERIC_TITLE_WORDS)
+            every = [_folded(word) for word in WORD.findall(without_qualifier(self.titles[row]))]
+            kept = {word for word in every if len(word) > 1 and word not in GENERIC_TITLE_WORDS}
+            if len(every) > 1:
+                kept.add("".join(every))
+            words = self._words[row] = frozenset(word for word in kept if len(word) >= MIN_STEM or word in every)
         return words
+
+    def _title_initials(self, row: int) -> str:
+        initials = self._initials.get(row)
+        if initials is None:
+            every = WORD.findall(without_qualifier(self.titles[row]))
+            initials = self._initials[row] = "".join(_folded(word[0]) for word in every) if len(every) > 1 else ""
+        return initials
 
     def _named(self, text: str, words: Sequence, candidates: Sequence[np.ndarray]) -> dict[tuple[int, int], set[int]]:
         """(first word, last word) → the document's candidates that the priors give that name."""

@@ -73,6 +73,19 @@ def test_the_test_reads_the_names_in_a_passage(tiny_linker: Linker, tiny_kb: Pat
     assert any(k[row["Café"]] for k in us_keep), "accents folded"
 
 
+def test_a_word_that_begins_with_a_title_word_or_writes_its_initials_passes(tiny_linker: Linker) -> None:
+    titles = tiny_linker.index.titles
+    test = NameTest(titles, None, keep_top=0, stand_in=0.0)
+    document = Document.tokenized("Berliners cheered in SP, by the LG shore; #MountEverest and Adams too.", None,
+                                  tiny_linker.builder)
+    keep = test.readable(document, [np.arange(len(titles))] * len(document.passages))
+    passed = {titles[j] for k in keep for j in np.flatnonzero(k)}
+    # a word begun by a title word of four letters or more; capitals of the title's initials; the title run together
+    assert {"Berlin", "São Paulo", "Lake Geneva", "Mount Everest"} <= passed
+    # "Adams" begins with "Ada", shorter than a stem; lower-case initials ("in", "by") are words, not acronyms
+    assert {"Ada Lovelace", "Paris", "Germany", "Zürich"}.isdisjoint(passed)
+
+
 @pytest.mark.parametrize("text", DOCUMENTS)
 def test_the_fast_path_links_as_the_full_path_over_the_pairs_it_reads(tiny_linker: Linker, fast: Linker,
                                                                        text: str) -> None:
