@@ -25,15 +25,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--kb", type=Path, required=True)
     parser.add_argument("--train", type=Path, default=Path("../shared/data/aida/train.ttl"))
     parser.add_argument("--docs", type=int, default=40)
-    parser.add_argument("--keep-top", type=int, default=0)
     parser.add_argument("--show", action="store_true", help="print the labelled spans of pairs the test fails")
     args = parser.parse_args(argv)
 
     from annotator import Linker
     from gerbil.datasets import load_dataset
 
-    linker = Linker.from_pretrained(args.model, kb_path=args.kb, config_overrides={"name_test": True,
-                                                                                   "name_test_keep_top": args.keep_top})
+    linker = Linker.from_pretrained(args.model, kb_path=args.kb, config_overrides={"name_test": True})
     test = linker.reading.name_test
     full = linker.reading.__class__(builder=linker.reading.builder, reader=linker.reading.reader,
                                     index=linker.reading.index, device=linker.reading.device,

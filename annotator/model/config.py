@@ -89,6 +89,13 @@ class LinkerConfig:
         decision: the learned decision (`annotator.decision`, the checkpoint's `decision/`) chooses each span's
             entity or NIL from the readings, the name priors, prominence and the entity graph
             (`annotator.knowledge`), in place of decoding's choice and of the rule stages it learned.
+        name_test: the reader reads a (passage, candidate) pair only when the passage can name the candidate (a
+            word of its title, or one such a word begins, its initials in capitals, a name the name priors give it:
+            `annotator.pipeline.name_test`); about half the pairs, at the same F1 (docs/decisions.md#name-test).
+        name_test_stand_in: the rerank logit of a pair the name test leaves unread, so that each passage's softmax
+            keeps about its denominator (fitted by `python -m bench.name_test_fit` on AIDA train).
+        read_entity_len: when above 0, the reader reads only the first this many wordpieces of each entity input
+            (the index keeps `max_entity_len`); 0 reads them whole.
     """
 
     encoder: str = "all-MiniLM-L6-v2"
@@ -116,8 +123,7 @@ class LinkerConfig:
     national_teams: bool = True
     spelling_variants: bool = True
     decision: bool = False
-    name_test: bool = False
-    name_test_keep_top: int = 0
+    name_test: bool = True
     name_test_stand_in: float = -1.04
     read_entity_len: int = 0
 
@@ -138,7 +144,7 @@ class LinkerConfig:
         return cls(max_entity_len=128, top_k=100, threshold=0.05, shared_embeddings=False,
                    document_candidates=False, short_names=False, mention_candidates=0, title_candidates=0,
                    title_only_look=False, full_titles=False, enclosing_names=False, written_initials=False,
-                   title_answers=False, national_teams=False, spelling_variants=False)
+                   title_answers=False, national_teams=False, spelling_variants=False, name_test=False)
 
     def replace(self, **changes: Any) -> LinkerConfig:
         """A copy with some fields changed (unknown names rejected)."""

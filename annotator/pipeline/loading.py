@@ -21,7 +21,7 @@ from annotator.decision.stage import LearnedDecision
 from annotator.kb.changes import read_changes
 from annotator.kb.descriptions import EntityDescriptions
 from annotator.kb.reading import kb_fingerprint
-from annotator.knowledge import Knowledge
+from annotator.knowledge import Knowledge, NamePriors
 from annotator.knowledge.loading import load_knowledge
 from annotator.kb.given_names import given_names
 from annotator.model.checkpoint import (MENTION_TABLE, load_checkpoint_tokenizer, load_config, load_reader,
@@ -173,8 +173,8 @@ def build_linker(models: LoadedModels, kb: LoadedKB) -> Linker:
         logger.info("KB changes of %s: %d entities added or updated, %d hidden", kb.path, len(segment),
                     len(changes.hidden))
     reader_batch_size, retriever_batch_size = models.runtime.batch_sizes(device.type)
-    name_test = (NameTest(index.titles, _knowledge(models.model_dir, kb.path, index).priors if kb.path else None,
-                          config.name_test_keep_top, config.name_test_stand_in) if config.name_test else None)
+    name_test = (NameTest(index.titles, _name_priors(models.model_dir, kb.path, index), config.name_test_stand_in)
+                 if config.name_test else None)
     read_index = CutEntities(index, config.read_entity_len, builder.sep_id) if config.read_entity_len else index
     reading = BatchedReading(builder=builder, reader=models.reader, index=read_index, device=device,
                              batch_size=reader_batch_size, name_test=name_test)
@@ -235,6 +235,18 @@ def _knowledge(model_dir: Path, kb: Path | None, index: EntityIndex) -> Knowledg
         raise ModelLoadError(f"the knowledge tables in {directory} hold {len(knowledge)} entities, the index "
                              f"{len(index)}")
     return knowledge
+
+
+def _name_priors(model_dir: Path, kb: Path | None, index: EntityIndex) -> NamePriors | None:
+    """The name priors of the KB file's entries, for the name test (None without a KB file: titles alone). Entities
+    added since (`entqa kb add`) come after the file's rows and pass the test on their titles."""
+    if kb is None:
+        return None
+    knowledge, directory = load_knowledge(model_dir, kb)
+    if len(knowledge) > len(index):
+        raise ModelLoadError(f"the knowledge tables in {directory} hold {len(knowledge)} entities, the index only "
+                             f"{len(index)}")
+    return knowledge.priors
 
 
 def _name_candidates(model_dir: Path, config: LinkerConfig, index: EntityIndex) -> NameCandidates | None:

@@ -5,8 +5,8 @@ The reader reads every passage against every candidate (16 retrieved, plus the m
 matches), passages overlapping by half, and for almost every pair it finds no mention. A pair is read only when the
 passage holds a word of the candidate's title (`title_words`: no qualifier, no generic words; also the title's
 letters run together, "wifi" for *Wi-Fi*) or a word that begins with one ("Algarves", "Kuwaiti"), a word in capitals
-made of the title's initials ("NYC", "US"), a name that the name priors (`annotator.knowledge`: training links and the
-KB's descriptions) give the candidate, or the candidate is among the retriever's first `keep_top`. A pair not read keeps the candidate in the passage's scores with no span
+made of the title's initials ("NYC", "US"), or a name that the name priors (`annotator.knowledge`: training links and
+the KB's descriptions) give the candidate. A pair not read keeps the candidate in the passage's scores with no span
 (its start and end logits mark only [CLS]) and a stand-in rerank logit, so that the softmax over the passage's
 candidates keeps about the denominator it had: `stand_in` is the log-mean-exp of the rerank logits of AIDA train's
 pairs that fail the test (`python -m bench.name_test_fit`), docs/results/cpu-speed-2026-12-07.md.
@@ -41,7 +41,6 @@ class NameTest:
 
     titles: Sequence[str]  # KB titles by row
     priors: NamePriors | None  # name → rows; None: titles only
-    keep_top: int  # the first candidates of each passage (the retriever's nearest) are always read
     stand_in: float  # the rerank logit of a pair not read
     _words: dict[int, frozenset[str]] = field(default_factory=dict)  # row → its folded title words, as met
     _initials: dict[int, str] = field(default_factory=dict)  # row → its title words' first letters, as met
@@ -62,13 +61,8 @@ class NameTest:
             capitals = {folded[i] for i in held if len(folded[i]) > 1 and words[i].group().isupper()}
             names = {row for (first, last), found in named.items() if begin <= words[first].start()
                      and words[last].end() <= end for row in found}
-            keep = np.zeros(len(rows), dtype=bool)
-            keep[:self.keep_top] = True
-            for j, row in enumerate(rows.tolist()):
-                if not keep[j]:
-                    keep[j] = (row in names or not self._title_words(row).isdisjoint(inside)
-                               or self._title_initials(row) in capitals)
-            result.append(keep)
+            result.append(np.array([row in names or not self._title_words(row).isdisjoint(inside)
+                                    or self._title_initials(row) in capitals for row in rows.tolist()], dtype=bool))
         return result
 
     def _title_words(self, row: int) -> frozenset[str]:

@@ -18,6 +18,7 @@ from annotator.kb.__main__ import main as kb_main
 from annotator.kb.changes import KBChangeError, changes_path, kb_lock, read_changes, read_entity_file
 from annotator.kb.editing import KBEditor
 from annotator.kb.reading import read_kb
+from annotator.pipeline.document import Document
 from annotator.pipeline.linker import Linker
 from tests.conftest import TINY_RUNTIME
 
@@ -240,3 +241,14 @@ def test_a_reloaded_linker_sees_the_changes_and_the_old_one_does_not(editor: KBE
     assert reloaded.reading.reader is served.reading.reader and reloaded.index.base is served.index
     editor.compact()
     assert served.reloaded().index.titles == [e.title for e in read_kb(kb)]
+
+
+def test_the_name_test_reads_an_added_entity_by_its_title(editor: KBEditor, kb: Path, tiny_checkpoint: Path):
+    editor.add([NEW])
+    tested = Linker.from_pretrained(tiny_checkpoint, kb_path=kb, device="cpu", runtime=TINY_RUNTIME,
+                                    config_overrides={"threshold": 0.0, "name_test": True})
+    document = Document.tokenized("Zorvexa Labs opened in Tallinn.", None, tested.builder)
+    row = len(tested.index) - 1  # the added entity: past the rows the KB file's name priors cover
+    other = [tested.index.titles.index("Mount Everest")]
+    (keep,) = tested.reading.name_test.readable(document, [np.array([row, *other])])
+    assert keep.tolist() == [True, False]
