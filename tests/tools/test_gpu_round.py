@@ -18,6 +18,7 @@ import pytest
 from annotator import DEFAULT_MODEL_DIR
 from annotator.decision.model import reader_identity
 from annotator.entity_index import cached_index_dir, entity_tower_id, weights_identity
+from annotator.knowledge import cached_knowledge_dir, knowledge_identity
 from annotator.model.checkpoint import load_config, load_retriever
 from annotator.pipeline.mention_table import MentionTable
 from nif.data_types import NifAnnotation, NifDocument
@@ -96,7 +97,8 @@ def test_retriever_round_trains_both_towers_and_brings_back_its_recall(tiny_chec
 
 
 @pytest.mark.slow
-def test_decision_round_reads_each_fold_with_the_reader_trained_without_it(tiny_kb: Path, tmp_path: Path) -> None:
+def test_decision_round_reads_each_fold_with_the_reader_trained_without_it(tiny_kb: Path, tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """The learned decision's stages on a kit laid out as pack.sh lays it out, with the shipped checkpoint (the fold
     readers start from its base encoder) and the tiny KB: two fold readers, each with the mention table of the
     documents it was trained on, then the decision trained on the corpus read by them, brought back as decision.tar."""
@@ -126,6 +128,11 @@ def test_decision_round_reads_each_fold_with_the_reader_trained_without_it(tiny_
     for k, (kept, left_out) in {1: ("Ada Lovelace", "Germany"), 2: ("Germany", "Ada Lovelace")}.items():
         names = MentionTable.load(kit / f"fold-{k}" / "mentions.tsv").entities
         assert kept in names and left_out not in names
+    # the knowledge tables of the shipped table and of each fold's (the fold readers' name test), built in folds
+    monkeypatch.setenv("ENTQA_CACHE", str(kit / "cache"))
+    for table in (kit / "checkpoint", kit / "fold-1-table", kit / "fold-2-table"):
+        identity = knowledge_identity(kb_path=kit / "data" / "entities.jsonl", mention_table=table / "mentions.tsv")
+        assert (cached_knowledge_dir(identity) / "manifest.json").is_file()
     for k in (1, 2):
         config = json.loads((kit / f"fold-{k}" / "reader_training_config.json").read_text())
         assert config["argv"][config["argv"].index("--leave-out-fold") + 1] == f"{k}/2"

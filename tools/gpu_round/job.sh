@@ -166,26 +166,29 @@ Path(sys.argv[2]).write_text(json.dumps({part.stem: json.loads(part.read_text(en
 PY
 }
 
-folds() {  # FOLDS fold readers side by side on the one GPU, each with its mention table; the knowledge tables meanwhile
+folds() {  # FOLDS fold readers side by side on the one GPU; meanwhile on the CPU the knowledge tables of the shipped
+    # checkpoint (the decision's features) and, after its mention table, of each fold (its reading's name test)
     local index k pid failed=0 pids=()
     index=$(index_dir "$MODEL")
     [ -f "$index/manifest.json" ] || { echo "no index in $index: run the index stage first" >&2; exit 1; }
     timed "$PYTHON" -m annotator.knowledge --model "$MODEL" --kb "$KB" > "$KIT/knowledge.log" 2>&1 &
     pids+=($!)
     for k in $(seq "$FOLDS"); do
-        # the table first, beside the fold's folder (the trainer copies the shipped one in): a fold stopped by the
-        # call's time limit after an epoch still has a checkpoint and its table for decide
-        # shellcheck disable=SC2086  # FOLD_EXTRA is a list of options
+        mkdir -p "$KIT/fold-$k-table"
         { "$PYTHON" -m annotator.cli.mention_table --train "$TRAIN" --leave-out-fold "$k/$FOLDS" --kb "$KB" \
-            --out "$KIT/fold-$k.mentions.tsv" &&
-          timed "$PYTHON" -m annotator.cli.train reader --train "$TRAIN" --leave-out-fold "$k/$FOLDS" --dev "$DEV" \
+            --out "$KIT/fold-$k-table/mentions.tsv" &&
+          "$PYTHON" -m annotator.knowledge --model "$KIT/fold-$k-table" --kb "$KB"; } > "$KIT/fold-$k-table.log" 2>&1 &
+        pids+=($!)
+        # shellcheck disable=SC2086  # FOLD_EXTRA is a list of options
+        timed "$PYTHON" -m annotator.cli.train reader --train "$TRAIN" --leave-out-fold "$k/$FOLDS" --dev "$DEV" \
             --kb "$KB" --retriever "$MODEL" --index-dir "$index" --out "$KIT/fold-$k" --epochs "$FOLD_EPOCHS" \
             --batch-size 16 --candidates 64 --eval-kb-size 3000 --dev-docs 100 --eval-top-k 16 --max-entity-len 64 \
-            --lr "$FOLD_LR" --save-steps 1000 --seed $(( FOLD_SEED + k )) $FOLD_EXTRA; } > "$KIT/fold-$k.log" 2>&1 &
+            --lr "$FOLD_LR" --save-steps 1000 --seed $(( FOLD_SEED + k )) $FOLD_EXTRA > "$KIT/fold-$k.log" 2>&1 &
         pids+=($!)
     done
+    # a fold stopped by the call's time limit after an epoch keeps its best checkpoint so far for decide
     for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
-    for k in $(seq "$FOLDS"); do tail -n 3 "$KIT/fold-$k.log" >&2; done
+    for k in $(seq "$FOLDS"); do tail -n 3 "$KIT/fold-$k.log" "$KIT/fold-$k-table.log" >&2; done
     tail -n 2 "$KIT/knowledge.log" >&2
     [ "$failed" = 0 ] || { echo "a fold or the knowledge tables failed: $KIT/fold-*.log, $KIT/knowledge.log" >&2; exit 1; }
 }
@@ -193,9 +196,9 @@ folds() {  # FOLDS fold readers side by side on the one GPU, each with its menti
 decide() {  # the decision trained on AIDA train read by the fold readers: $OUT/decision.tar, $OUT/fold_K_metrics.jsonl
     local k readers=()
     for k in $(seq "$FOLDS"); do
-        [ -f "$KIT/fold-$k/config.json" ] && [ -f "$KIT/fold-$k.mentions.tsv" ] ||
+        [ -f "$KIT/fold-$k/config.json" ] && [ -f "$KIT/fold-$k-table/mentions.tsv" ] ||
             { echo "no fold $k reader or table in $KIT: run the folds stage first" >&2; exit 1; }
-        cp "$KIT/fold-$k.mentions.tsv" "$KIT/fold-$k/mentions.tsv"
+        cp "$KIT/fold-$k-table/mentions.tsv" "$KIT/fold-$k/mentions.tsv"
         cp "$KIT/fold-$k/metrics.jsonl" "$OUT/fold_${k}_metrics.jsonl"
         readers+=("$KIT/fold-$k")
     done
