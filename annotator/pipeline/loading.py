@@ -21,7 +21,7 @@ from annotator.decision.stage import LearnedDecision
 from annotator.kb.changes import read_changes
 from annotator.kb.descriptions import EntityDescriptions
 from annotator.kb.reading import kb_fingerprint
-from annotator.knowledge import Knowledge, NamePriors
+from annotator.knowledge import Knowledge
 from annotator.knowledge.loading import load_knowledge
 from annotator.kb.given_names import given_names
 from annotator.model.checkpoint import (MENTION_TABLE, load_checkpoint_tokenizer, load_config, load_reader,
@@ -173,7 +173,10 @@ def build_linker(models: LoadedModels, kb: LoadedKB) -> Linker:
         logger.info("KB changes of %s: %d entities added or updated, %d hidden", kb.path, len(segment),
                     len(changes.hidden))
     reader_batch_size, retriever_batch_size = models.runtime.batch_sizes(device.type)
-    name_test = (NameTest(index.titles, _name_priors(models.model_dir, kb.path, index), config.name_test_stand_in)
+    # read once for the name test's priors and the learned decision
+    knowledge = (_knowledge(models.model_dir, kb.path, index)
+                 if kb.path is not None and (config.name_test or config.decision) else None)
+    name_test = (NameTest(index.titles, knowledge.priors if knowledge else None, config.name_test_stand_in)
                  if config.name_test else None)
     read_index = CutEntities(index, config.read_entity_len, builder.sep_id) if config.read_entity_len else index
     reading = BatchedReading(builder=builder, reader=models.reader, index=read_index, device=device,
@@ -193,7 +196,7 @@ def build_linker(models: LoadedModels, kb: LoadedKB) -> Linker:
     if config.decision:  # after every reading, before the rules that move spans
         post_processors.append(LearnedDecision(Decision.load(models.model_dir,
                                                               reader_id=reader_identity(models.model_dir)),
-                                               index.titles, described, _knowledge(models.model_dir, kb.path, index),
+                                               index.titles, described, _every_row(knowledge, index),
                                                config))
     if config.written_initials:
         post_processors.append(WrittenInitials(index.titles, described))
@@ -226,27 +229,24 @@ def build_linker(models: LoadedModels, kb: LoadedKB) -> Linker:
     return linker
 
 
-def _knowledge(model_dir: Path, kb: Path | None, index: EntityIndex) -> Knowledge:
-    """The KB's knowledge tables (shipped, cached or built once), which must cover the index's rows."""
-    if kb is None:
-        raise ModelLoadError("the learned decision needs the KB file (its knowledge tables are built from it)")
-    knowledge, directory = load_knowledge(model_dir, kb)
-    if len(knowledge) != len(index):
-        raise ModelLoadError(f"the knowledge tables in {directory} hold {len(knowledge)} entities, the index "
-                             f"{len(index)}")
-    return knowledge
-
-
-def _name_priors(model_dir: Path, kb: Path | None, index: EntityIndex) -> NamePriors | None:
-    """The name priors of the KB file's entries, for the name test (None without a KB file: titles alone). Entities
-    added since (`entqa kb add`) come after the file's rows and pass the test on their titles."""
-    if kb is None:
-        return None
+def _knowledge(model_dir: Path, kb: Path, index: EntityIndex) -> Knowledge:
+    """The KB file's knowledge tables (shipped, cached or built once): a row for each of the file's entries; entities
+    added since (`entqa kb add`) come after them in the index, and the name test passes those on their titles."""
     knowledge, directory = load_knowledge(model_dir, kb)
     if len(knowledge) > len(index):
         raise ModelLoadError(f"the knowledge tables in {directory} hold {len(knowledge)} entities, the index only "
                              f"{len(index)}")
-    return knowledge.priors
+    return knowledge
+
+
+def _every_row(knowledge: Knowledge | None, index: EntityIndex) -> Knowledge:
+    """`knowledge` where it covers every row of the index, as the learned decision's features need."""
+    if knowledge is None:
+        raise ModelLoadError("the learned decision needs the KB file (its knowledge tables are built from it)")
+    if len(knowledge) != len(index):
+        raise ModelLoadError(f"the knowledge tables hold {len(knowledge)} entities, the index {len(index)} (entities "
+                             f"added since the KB file: compact it with entqa kb compact)")
+    return knowledge
 
 
 def _name_candidates(model_dir: Path, config: LinkerConfig, index: EntityIndex) -> NameCandidates | None:

@@ -42,8 +42,7 @@ class NameTest:
     titles: Sequence[str]  # KB titles by row
     priors: NamePriors | None  # name → rows; None: titles only
     stand_in: float  # the rerank logit of a pair not read
-    _words: dict[int, frozenset[str]] = field(default_factory=dict)  # row → its folded title words, as met
-    _initials: dict[int, str] = field(default_factory=dict)  # row → its title words' first letters, as met
+    _forms: dict[int, tuple[frozenset[str], str]] = field(default_factory=dict)  # row → `_title_forms`, as met
 
     def readable(self, document: Document, candidates: Sequence[np.ndarray]) -> list[np.ndarray]:
         """Per passage, (K,) bool: whether each candidate's pair is read."""
@@ -61,26 +60,25 @@ class NameTest:
             capitals = {folded[i] for i in held if len(folded[i]) > 1 and words[i].group().isupper()}
             names = {row for (first, last), found in named.items() if begin <= words[first].start()
                      and words[last].end() <= end for row in found}
-            result.append(np.array([row in names or not self._title_words(row).isdisjoint(inside)
-                                    or self._title_initials(row) in capitals for row in rows.tolist()], dtype=bool))
+            keep = []
+            for row in rows.tolist():
+                title_words, initials = self._title_forms(row)
+                keep.append(row in names or not title_words.isdisjoint(inside) or initials in capitals)
+            result.append(np.array(keep, dtype=bool))
         return result
 
-    def _title_words(self, row: int) -> frozenset[str]:
-        words = self._words.get(row)
-        if words is None:
+    def _title_forms(self, row: int) -> tuple[frozenset[str], str]:
+        """The row's folded title words (no qualifier, no generic word; the words run together too) and its
+        initials ("" for a one-word title)."""
+        forms = self._forms.get(row)
+        if forms is None:
             every = [_folded(word) for word in WORD.findall(without_qualifier(self.titles[row]))]
             kept = {word for word in every if len(word) > 1 and word not in GENERIC_TITLE_WORDS}
             if len(every) > 1:
                 kept.add("".join(every))
-            words = self._words[row] = frozenset(word for word in kept if len(word) >= MIN_STEM or word in every)
-        return words
-
-    def _title_initials(self, row: int) -> str:
-        initials = self._initials.get(row)
-        if initials is None:
-            every = WORD.findall(without_qualifier(self.titles[row]))
-            initials = self._initials[row] = "".join(_folded(word[0]) for word in every) if len(every) > 1 else ""
-        return initials
+            forms = self._forms[row] = (frozenset(word for word in kept if len(word) >= MIN_STEM or word in every),
+                                        "".join(word[0] for word in every) if len(every) > 1 else "")
+        return forms
 
     def _named(self, text: str, words: Sequence, candidates: Sequence[np.ndarray]) -> dict[tuple[int, int], set[int]]:
         """(first word, last word) → the document's candidates that the priors give that name."""
