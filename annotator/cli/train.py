@@ -21,14 +21,15 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from annotator.model.checkpoint import (has_module, keep_mention_table, load_checkpoint_tokenizer, load_config,
-                                        load_reader, load_retriever, new_reader, new_retriever)
+from annotator.model.checkpoint import (MENTION_TABLE, has_module, keep_mention_table, load_checkpoint_tokenizer,
+                                        load_config, load_reader, load_retriever, new_reader, new_retriever)
 from annotator.model.config import LinkerConfig
 from annotator.model.encoders import MINILM, load_tokenizer, resolve_encoder
 from annotator.entity_index import EntityIndex, index_identity
 from annotator.entity_index import cached_index_dir, entity_tower_id
 from annotator.model.retriever import DualEncoder
 from annotator.model.tokenization import InputBuilder
+from annotator.pipeline.mention_table import MentionTable
 from annotator.training.data import TitleLookup, build_documents, load_kb
 from annotator.training.description_passages import description_documents
 from annotator.training.entity_tower_trainer import EntityTowerTrainer, EntityTowerTrainingConfig
@@ -37,6 +38,7 @@ from annotator.training.passage_tower_trainer import PassageTowerTrainer, Passag
 from annotator.training.reader_trainer import ReaderTrainer, ReaderTrainingConfig
 from annotator.training.retriever_trainer import RetrieverTrainer, RetrieverTrainingConfig
 from annotator.cli.corpora import corpus_documents, fold_argument, read_corpus, read_dataset
+from annotator.cli.mention_table import training_links
 from gerbil.experiment import linker_scores
 
 logger = logging.getLogger("annotator.cli.train")
@@ -145,7 +147,7 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "python -m annotator.
     last = args.out / LAST
     resuming = args.resume and (last / "config.json").is_file()
 
-    if args.retriever is not None and args.module != "retriever":
+    if args.retriever is not None and args.module != "retriever" and args.leave_out_fold is None:
         keep_mention_table(args.retriever, args.out)
     reader = None
     if args.module == "retriever":
@@ -174,7 +176,11 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "python -m annotator.
     builder = InputBuilder(tokenizer, linker_config)
 
     kb = load_kb(args.kb)
-    train = build_documents(read_corpus(args.train, leave_out=args.leave_out_fold), builder, TitleLookup(kb))
+    corpus = read_corpus(args.train, leave_out=args.leave_out_fold)
+    if args.leave_out_fold is not None and args.module != "retriever":
+        # the retriever's table counted the left-out fold's links too, and this model is to read that fold as new text
+        MentionTable.from_links(training_links(corpus, TitleLookup(kb))).save(args.out / MENTION_TABLE)
+    train = build_documents(corpus, builder, TitleLookup(kb))
     train += description_documents(kb, builder, config.kb_passages, seed=config.seed)
     dev_dataset = read_dataset(args.dev, documents=config.dev_docs)
     dev = build_documents(corpus_documents(dev_dataset.documents), builder, TitleLookup(kb))

@@ -34,8 +34,8 @@ RETRIEVER_LR=${RETRIEVER_LR:-2e-5}
 RETRIEVER_SEED=${RETRIEVER_SEED:-137}
 RETRIEVER_EXTRA=${RETRIEVER_EXTRA:-}  # e.g. "--max-passages 8 --dev-docs 2" for a smoke run
 # The learned decision's round (issue 75): FOLDS readers, each trained from the base encoder on AIDA train without
-# one run of consecutive documents (--leave-out-fold K/N) with a mention table counted the same way, then the
-# decision trained on AIDA train read by them: every document by the reader that did not see it.
+# one run of consecutive documents (--leave-out-fold K/N; the trainer writes the fold's own mention table into it), then
+# the decision trained on AIDA train read by them: every document by the reader that did not see it.
 TRAIN=${TRAIN:-$DATA/train.ttl}
 FOLDS=${FOLDS:-2}
 FOLD_EPOCHS=${FOLD_EPOCHS:-2}
@@ -167,7 +167,8 @@ PY
 }
 
 folds() {  # FOLDS fold readers side by side on the one GPU; meanwhile on the CPU the knowledge tables of the shipped
-    # checkpoint (the decision's features) and, after its mention table, of each fold (its reading's name test)
+    # checkpoint (the decision's features) and of each fold's mention table (its reading's name test; the same table
+    # the fold's trainer writes into its checkpoint, counted here too so that its tables build meanwhile)
     local index k pid failed=0 pids=()
     index=$(index_dir "$MODEL")
     [ -f "$index/manifest.json" ] || { echo "no index in $index: run the index stage first" >&2; exit 1; }
@@ -196,9 +197,8 @@ folds() {  # FOLDS fold readers side by side on the one GPU; meanwhile on the CP
 decide() {  # the decision trained on AIDA train read by the fold readers: $OUT/decision.tar, $OUT/fold_K_metrics.jsonl
     local k readers=()
     for k in $(seq "$FOLDS"); do
-        [ -f "$KIT/fold-$k/config.json" ] && [ -f "$KIT/fold-$k-table/mentions.tsv" ] ||
-            { echo "no fold $k reader or table in $KIT: run the folds stage first" >&2; exit 1; }
-        cp "$KIT/fold-$k-table/mentions.tsv" "$KIT/fold-$k/mentions.tsv"
+        [ -f "$KIT/fold-$k/config.json" ] ||
+            { echo "no fold $k reader in $KIT: run the folds stage first" >&2; exit 1; }
         cp "$KIT/fold-$k/metrics.jsonl" "$OUT/fold_${k}_metrics.jsonl"
         readers+=("$KIT/fold-$k")
     done
