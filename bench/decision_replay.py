@@ -16,6 +16,7 @@ import json
 import logging
 import os
 import statistics
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -103,7 +104,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             row["OOD average"] = statistics.fmean(ood)
         print(f"{key:40} " + "  ".join(f"{name} {value:.2f}" for name, value in row.items()))
     if args.output:
-        args.output.write_text(json.dumps({"command": ["python", "-m", "bench.decision_replay", *(argv or [])],
+        command = ["python", "-m", "bench.decision_replay", *(sys.argv[1:] if argv is None else argv)]
+        args.output.write_text(json.dumps({"command": command,
                                            "figures": figures}, indent=2), encoding="utf-8")
     return 0
 
