@@ -203,8 +203,10 @@ class FeatureContext:
         linked_of = dict(zip(counts.rows.tolist(), counts.linked.tolist()))
         described_of = dict(zip(counts.rows.tolist(), counts.described.tolist()))
         name_links, name_descriptions = int(counts.linked.sum()), int(counts.described.sum())
-        prior_order = {row: rank for rank, row in enumerate(
-            counts.rows[np.lexsort((-counts.described, -counts.linked))].tolist())}
+        # ranked by what counts them: a title's own name at count 0 ranks no entry first (it outweighed the reader)
+        order = np.lexsort((-counts.described, -counts.linked))
+        counted = (counts.linked + counts.described)[order] > 0
+        prior_order = {row: rank for rank, row in enumerate(counts.rows[order][counted].tolist())}
         scores = sorted((readings[row].score for row in chosen), reverse=True)
         surface_key = name_key(surface)
         surface_words = [w.casefold() for w in WORD.findall(surface)]

@@ -32,11 +32,11 @@ def knowledge(tiny_kb: Path) -> Knowledge:
     return build_knowledge(load_kb(tiny_kb), MentionTable.from_links(links), {"test": 1}, progress=False)
 
 
-def read(linker: Linker, marks: dict[str, tuple[int, int]], given: Sequence[tuple[int, int]] | None = None
-         ) -> Document:
+def read(linker: Linker, marks: dict[str, tuple[int, int]], given: Sequence[tuple[int, int]] | None = None,
+         text: str = TEXT) -> Document:
     """A document whose every passage reads each candidate title of `marks` with its span on the characters named
     there (a sure span, rerank logit 2), decoded at γ."""
-    document = Document.tokenized(TEXT, given, linker.builder)
+    document = Document.tokenized(text, given, linker.builder)
     titles = list(linker.index.titles)
     scores = []
     for passage in document.passages:
@@ -71,10 +71,19 @@ def test_features_of_given_spans(tiny_linker: Linker, knowledge: Knowledge) -> N
     assert row[F["given"]] == 1 and row[F["exact"]] == 1 and row[F["p_linked"]] == pytest.approx(0.8)
     hilton = paris.features[titles.index("Paris Hilton")]
     assert hilton[F["exact"]] == 0 and hilton[F["first_word"]] == 1 and hilton[F["p_linked"]] == pytest.approx(0.2)
+    assert row[F["prior_rank"]] == 0 and hilton[F["prior_rank"]] == 1
     assert row[F["score"]] > hilton[F["score"]]  # the reader put Paris's span there
     assert row[F["in_links"]] == 0 and row[F["related_links"]] == 0  # the tiny KB's descriptions name no Paris
     first = spans[0].features[[tiny_linker.index.titles[r] for r in spans[0].rows].index("Paris Hilton")]
     assert first[F["exact"]] == 1 and first[F["in_longer_name"]] == 0
+
+
+def test_a_name_nothing_counts_ranks_no_entry(tiny_linker: Linker, knowledge: Knowledge) -> None:
+    # "Lake Geneva" names its title-only entry at count 0: no link, no description says it
+    document = read(tiny_linker, {"Lake Geneva": (0, 11)}, given=[(0, 11)], text="Lake Geneva froze.")
+    span, = candidates(tiny_linker, document, knowledge)
+    lake = span.features[[tiny_linker.index.titles[r] for r in span.rows].index("Lake Geneva")]
+    assert lake[F["linked"]] == 0 and lake[F["described_by_name"]] == 0 and lake[F["prior_rank"]] == 99
 
 
 def test_held_out_links_leave_the_priors(tiny_linker: Linker, knowledge: Knowledge) -> None:
