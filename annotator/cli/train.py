@@ -147,8 +147,6 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "python -m annotator.
     last = args.out / LAST
     resuming = args.resume and (last / "config.json").is_file()
 
-    if args.retriever is not None and args.module != "retriever" and args.leave_out_fold is None:
-        keep_mention_table(args.retriever, args.out)
     reader = None
     if args.module == "retriever":
         linker_config = load_config(last) if resuming else LinkerConfig.paper().replace(
@@ -177,9 +175,11 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "python -m annotator.
 
     kb = load_kb(args.kb)
     corpus = read_corpus(args.train, leave_out=args.leave_out_fold)
-    if args.leave_out_fold is not None and args.module != "retriever":
+    if args.module != "retriever" and args.leave_out_fold is not None:
         # the retriever's table counted the left-out fold's links too, and this model is to read that fold as new text
         MentionTable.from_links(training_links(corpus, TitleLookup(kb))).save(args.out / MENTION_TABLE)
+    elif args.module != "retriever" and args.retriever is not None:
+        keep_mention_table(args.retriever, args.out)
     train = build_documents(corpus, builder, TitleLookup(kb))
     train += description_documents(kb, builder, config.kb_passages, seed=config.seed)
     dev_dataset = read_dataset(args.dev, documents=config.dev_docs)
